@@ -1,0 +1,122 @@
+"""The ``autograder`` command: grade, check, generate, doctor."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from autograder import check as checking
+from autograder import report
+from autograder.assignment import Assignment, UsageError, slugs
+from autograder.grading import grade
+from autograder.result import gradescope, write_json
+from autograder.sandbox import MODES, Sandbox
+
+
+def cmd_grade(args: argparse.Namespace) -> int:
+    assignment = Assignment.load(args.assignment)
+    submission = Path(args.submission) if args.submission else assignment.starter
+    if not submission.is_dir():
+        raise UsageError(f"no such submission folder: {submission}")
+    result = grade(assignment, submission, Sandbox.detect(args.sandbox))
+    print(report.summary(result))
+    if args.json:
+        write_json(Path(args.json), gradescope(result))
+        print(f"results written to {args.json}")
+    return 0
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    names = [args.assignment] if args.assignment else slugs()
+    ok = True
+    for name in names:
+        ok &= checking.check(Assignment.load(name), Sandbox.detect(args.sandbox))
+    return 0 if ok else 1
+
+
+def cmd_generate(args: argparse.Namespace) -> int:
+    for name in [args.assignment] if args.assignment else slugs():
+        assignment = Assignment.load(name)
+        for filename, content in assignment.generated().items():
+            path = assignment.starter / filename
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(content)
+            print(f"wrote {path}")
+    return 0
+
+
+def cmd_doctor(args: argparse.Namespace) -> int:
+    box = Sandbox.detect()
+    print("sandbox layers in use: " + ", ".join(box.layers))
+    for note in box.notes:
+        print(f"  missing: {note}")
+    print("WEAK: no namespaces (see the notes above)" if box.weak else "full sandbox available")
+    return 0
+
+
+def parser() -> argparse.ArgumentParser:
+    top = argparse.ArgumentParser(
+        prog="autograder",
+        description="Grade attention coursework: student code runs in a sandboxed worker.",
+    )
+    sub = top.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    p = sub.add_parser(
+        "grade",
+        help="grade one submission and print points and feedback",
+        description="Grade SUBMISSION_DIR (default: the starter in "
+        "assignments/ASSIGNMENT). Exits 0 whenever grading completed.",
+    )
+    p.add_argument("assignment", metavar="ASSIGNMENT", help="the assignment slug")
+    p.add_argument(
+        "submission", metavar="SUBMISSION_DIR", nargs="?", help="folder with the student's files"
+    )
+    p.add_argument("--json", metavar="PATH", help="also write Gradescope's results.json here")
+    p.add_argument(
+        "--sandbox",
+        choices=MODES,
+        default="auto",
+        help="isolation: auto (strongest available), fallback, or plain",
+    )
+    p.set_defaults(run=cmd_grade)
+
+    p = sub.add_parser(
+        "check",
+        help="validate assignments: reference, stubs, sheet, tests",
+        description="Verify each assignment (or the one named) and exit "
+        "non-zero with a report when anything is off.",
+    )
+    p.add_argument("assignment", metavar="ASSIGNMENT", nargs="?", help="one assignment slug")
+    p.add_argument("--sandbox", choices=MODES, default="auto", help="isolation for the workers")
+    p.set_defaults(run=cmd_check)
+
+    p = sub.add_parser(
+        "generate",
+        help="write the student stubs and blank answer sheets",
+        description="Derive assignments/<slug>/ stubs from reference/<slug>/ "
+        "and the blank answers.yaml from the quiz key.",
+    )
+    p.add_argument("assignment", metavar="ASSIGNMENT", nargs="?", help="one assignment slug")
+    p.set_defaults(run=cmd_generate)
+
+    p = sub.add_parser(
+        "doctor",
+        help="report which sandbox layers work on this machine",
+        description="Detect bubblewrap, the dedicated uid and resource limits.",
+    )
+    p.set_defaults(run=cmd_doctor)
+    return top
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    try:
+        return int(args.run(args))
+    except UsageError as error:
+        print(f"autograder: error: {error}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,105 @@
+"""The canonical result of grading one submission, and the adapters that write platform formats.
+
+Every report (the terminal summary, Gradescope's results.json, and the formats added later)
+is written from a ``Result``; nothing else decides a score.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+
+@dataclass
+class TestResult:
+    id: str  # stable: a question key or a test function name
+    name: str  # what a student reads
+    part: str  # "part1" or "part2"
+    score: float
+    max_score: float
+    outcome: str  # passed, wrong, not-answered, raised, timeout, crashed, missing, import...
+    message: str = ""
+    checks: str = ""  # the function or question this test is about
+    mistakes: list[str] = field(default_factory=list)
+    printed: str = ""  # what the student's code printed, capped; shown escaped
+
+    @property
+    def passed(self) -> bool:
+        return self.outcome == "passed"
+
+
+@dataclass
+class Result:
+    assignment: str
+    submission: str
+    tests: list[TestResult] = field(default_factory=list)
+    notices: list[str] = field(default_factory=list)  # whole-submission messages
+    sandbox: list[str] = field(default_factory=list)  # the isolation layers used
+    seconds: float = 0.0
+
+    @property
+    def score(self) -> float:
+        return round(sum(t.score for t in self.tests), 6)
+
+    @property
+    def max_score(self) -> float:
+        return round(sum(t.max_score for t in self.tests), 6)
+
+    def part(self, name: str) -> list[TestResult]:
+        return [t for t in self.tests if t.part == name]
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self) | {"score": self.score, "max_score": self.max_score}
+
+
+def gradescope(result: Result) -> dict[str, Any]:
+    """Gradescope's results.json (gradescope/autograder_samples, docs/specs.md)."""
+    tests = []
+    for number, t in enumerate(result.tests, start=1):
+        output = t.message or ("Passed." if t.passed else "")
+        if t.printed:
+            output += f"\n\nYour code printed:\n{t.printed}"
+        tests.append(
+            {
+                "name": t.name,
+                "number": str(number),
+                "score": t.score,
+                "max_score": t.max_score,
+                "status": "passed" if t.passed else "failed",
+                "output": output,
+                "output_format": "text",
+                "visibility": "visible",
+                "tags": [t.part, *([t.checks] if t.checks else [])],
+                "extra_data": {"id": t.id, "outcome": t.outcome, "mistakes": t.mistakes},
+            }
+        )
+    return {
+        "score": result.score,
+        "execution_time": round(result.seconds, 3),
+        "output": "\n".join(result.notices),
+        "output_format": "text",
+        "visibility": "visible",
+        "stdout_visibility": "hidden",
+        "extra_data": {
+            "assignment": result.assignment,
+            "max_score": result.max_score,
+            "sandbox": result.sandbox,
+        },
+        "tests": tests,
+    }
+
+
+def write_json(path: Path, data: dict[str, Any]) -> None:
+    """Write atomically, so a reader never sees half a file."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    with os.fdopen(fd, "w") as f:
+        json.dump(data, f, indent=2)
+        f.write("\n")
+    os.chmod(tmp, 0o644)
+    os.replace(tmp, path)

@@ -1,0 +1,178 @@
+"""The grader <-> worker protocol: length-prefixed frames of JSON plus raw ``.npy`` blobs.
+
+This file is copied next to the worker and imported there too, so it needs only the standard
+library and NumPy. Nothing here ever unpickles: arrays travel as ``.npy`` bytes and are read
+back with ``allow_pickle=False`` after their header has been checked.
+
+A frame is: 4-byte big-endian header length, the JSON header, then the blobs it lists.
+Values are encoded as tagged JSON trees so that a tuple, a list, an array and a NumPy scalar
+stay distinguishable (the feedback tells a student which one they returned).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import struct
+from typing import Any
+
+import numpy as np
+
+MAX_HEADER = 1 << 20  # 1 MiB of JSON
+MAX_FRAME = 64 << 20  # 64 MiB of arrays in one reply
+MAX_DEPTH = 8
+MAX_ITEMS = 1000
+NUMERIC_KINDS = "biufc"
+
+
+class WireError(Exception):
+    """A frame that breaks the protocol or its limits."""
+
+
+# -- encoding ---------------------------------------------------------------------------------
+
+
+def encode(value: Any, blobs: list[bytes], depth: int = 0) -> dict:
+    """Turn a value into a JSON-able tree; arrays are appended to ``blobs``."""
+    if depth > MAX_DEPTH:
+        return {"t": "unsupported", "type": "nesting too deep"}
+    if isinstance(value, np.ndarray | np.generic):
+        array = np.asarray(value)  # also drops ndarray subclasses
+        if array.dtype.kind not in NUMERIC_KINDS or array.dtype.fields is not None:
+            return {"t": "unsupported", "type": f"array of dtype {array.dtype}"}
+        buffer = io.BytesIO()
+        np.save(buffer, np.ascontiguousarray(array), allow_pickle=False)
+        blobs.append(buffer.getvalue())
+        tag = "scalar" if isinstance(value, np.generic) else "ndarray"
+        return {"t": tag, "blob": len(blobs) - 1}
+    if value is None or isinstance(value, bool | int | float | str):
+        if isinstance(value, int) and not isinstance(value, bool) and abs(value) > 2**63:
+            return {"t": "unsupported", "type": "int too large"}
+        return {"t": "json", "v": value if not isinstance(value, str) else value[:10_000]}
+    if isinstance(value, tuple | list):
+        items = [encode(v, blobs, depth + 1) for v in list(value)[:MAX_ITEMS]]
+        return {
+            "t": type(value).__name__ if type(value) in (tuple, list) else "list",
+            "items": items,
+        }
+    return {"t": "unsupported", "type": type(value).__name__}
+
+
+def decode(tree: Any, blobs: list[bytes], depth: int = 0) -> Any:
+    """Inverse of ``encode``, defensive against a forged tree."""
+    if depth > MAX_DEPTH or not isinstance(tree, dict):
+        raise WireError("malformed value")
+    tag = tree.get("t")
+    if tag == "json":
+        value = tree.get("v")
+        if value is not None and not isinstance(value, bool | int | float | str):
+            raise WireError("malformed value")
+        return value
+    if tag in ("ndarray", "scalar"):
+        index = tree.get("blob")
+        if not isinstance(index, int) or not 0 <= index < len(blobs):
+            raise WireError("malformed array reference")
+        array = load_npy(blobs[index])
+        return array[()] if tag == "scalar" else array
+    if tag in ("tuple", "list"):
+        items = tree.get("items")
+        if not isinstance(items, list) or len(items) > MAX_ITEMS:
+            raise WireError("malformed sequence")
+        decoded = [decode(item, blobs, depth + 1) for item in items]
+        return tuple(decoded) if tag == "tuple" else decoded
+    if tag == "unsupported":
+        return Unsupported(str(tree.get("type", "?"))[:200])
+    raise WireError("unknown value tag")
+
+
+class Unsupported:
+    """Stands in for a value the worker could not send (an object, a dict, a generator...)."""
+
+    def __init__(self, type_name: str) -> None:
+        self.type_name = type_name
+
+    def __repr__(self) -> str:
+        return f"<a {self.type_name}>"
+
+
+def load_npy(data: bytes) -> np.ndarray:
+    """Read ``.npy`` bytes without trusting them: check the header before allocating."""
+    stream = io.BytesIO(data)
+    try:
+        version = np.lib.format.read_magic(stream)
+        if version == (1, 0):
+            shape, fortran, dtype = np.lib.format.read_array_header_1_0(stream)
+        elif version == (2, 0):
+            shape, fortran, dtype = np.lib.format.read_array_header_2_0(stream)
+        else:
+            raise WireError("unsupported .npy version")
+    except (ValueError, SyntaxError) as error:
+        raise WireError(f"bad .npy header: {error}") from None
+    if dtype.kind not in NUMERIC_KINDS or dtype.fields is not None or dtype.subdtype is not None:
+        raise WireError(f"refused dtype {dtype}")
+    count = 1
+    for n in shape:
+        count *= n
+    if count * dtype.itemsize != len(data) - stream.tell():
+        raise WireError("the .npy size does not match its header")
+    return np.load(io.BytesIO(data), allow_pickle=False)
+
+
+# -- framing ----------------------------------------------------------------------------------
+
+
+def pack(header: dict, blobs: list[bytes]) -> bytes:
+    header = dict(header, blobs=[len(b) for b in blobs])
+    raw = json.dumps(header).encode()
+    return struct.pack(">I", len(raw)) + raw + b"".join(blobs)
+
+
+def send(fd: int, header: dict, blobs: list[bytes] | None = None) -> None:
+    data = memoryview(pack(header, blobs or []))
+    while data:
+        written = os.write(fd, data)
+        data = data[written:]
+
+
+def unpack_header(raw: bytes) -> tuple[dict, int]:
+    """Parse a header; return it and the number of blob bytes that follow."""
+    try:
+        header = json.loads(raw)
+    except (ValueError, UnicodeDecodeError):
+        raise WireError("unreadable header") from None
+    sizes = header.get("blobs") if isinstance(header, dict) else None
+    if not isinstance(sizes, list) or not all(isinstance(n, int) and n >= 0 for n in sizes):
+        raise WireError("malformed header")
+    total = sum(sizes)
+    if total > MAX_FRAME:
+        raise WireError(f"reply of {total} bytes is over the {MAX_FRAME} byte limit")
+    return header, total
+
+
+def split_blobs(header: dict, body: bytes) -> list[bytes]:
+    blobs, offset = [], 0
+    for size in header["blobs"]:
+        blobs.append(body[offset : offset + size])
+        offset += size
+    return blobs
+
+
+def read_exact(fd: int, n: int) -> bytes:
+    """Blocking read of n bytes (used by the worker, which trusts its caller)."""
+    chunks, remaining = [], n
+    while remaining:
+        chunk = os.read(fd, min(remaining, 1 << 20))
+        if not chunk:
+            raise EOFError
+        chunks.append(chunk)
+        remaining -= len(chunk)
+    return b"".join(chunks)
+
+
+def receive(fd: int) -> tuple[dict, list[bytes]]:
+    (length,) = struct.unpack(">I", read_exact(fd, 4))
+    if length > MAX_HEADER:
+        raise WireError("header too large")
+    header, total = unpack_header(read_exact(fd, length))
+    return header, split_blobs(header, read_exact(fd, total))

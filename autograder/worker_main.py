@@ -1,0 +1,107 @@
+"""The untrusted side: import the student's module and run the calls the grader asks for.
+
+Usage: python -I worker_main.py SUBMISSION_DIR MODULE CAPTURE_FILE
+
+The grader talks to this process over its stdin/stdout. Those two descriptors are moved
+aside at start, so what the student prints goes to CAPTURE_FILE instead, and is handed back
+(capped) with every reply. Nothing that runs here can change a score: replies are plain data
+that the grader checks itself.
+"""
+
+import os
+import sys
+import time
+import traceback
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import contextlib
+
+import wire  # noqa: E402
+
+OUTPUT_CAP = 4096
+
+
+def take_output(path):
+    """Return what the student printed since the last call (capped) and start afresh."""
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    try:
+        with open(path, "rb") as f:
+            text = f.read(OUTPUT_CAP + 1)
+        size = os.path.getsize(path)
+        os.truncate(path, 0)  # stdout is in append mode, so writing goes on from 0
+    except OSError:
+        return ""
+    out = text[:OUTPUT_CAP].decode("utf-8", "replace")
+    if size > OUTPUT_CAP:
+        out += f"\n... ({size - OUTPUT_CAP} more bytes cut)"
+    return out
+
+
+def describe(error, submission):
+    """An exception as plain text: its type names, message and the student's own line."""
+    try:
+        message = str(error)[:2000]
+    except Exception:
+        message = "(the exception's message could not be shown)"
+    where = None
+    if isinstance(error, SyntaxError) and error.filename:
+        where = [os.path.basename(error.filename), error.lineno or 0, "<module>"]
+    else:
+        for frame in traceback.extract_tb(error.__traceback__):
+            if frame.filename.startswith(submission):
+                where = [os.path.basename(frame.filename), frame.lineno or 0, frame.name]
+    names = [cls.__name__ for cls in type(error).__mro__][:20]
+    return {"type": names[0], "mro": names, "message": message, "where": where}
+
+
+def main():
+    submission, module_name, capture = sys.argv[1], sys.argv[2], sys.argv[3]
+    requests, replies = os.dup(0), os.dup(1)
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    out = os.open(capture, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_APPEND, 0o600)
+    os.dup2(out, 1)
+    os.dup2(out, 2)
+    sys.dont_write_bytecode = True
+    sys.path.insert(0, submission)
+    os.chdir(submission)
+
+    module, import_error = None, None
+    try:
+        module = __import__(module_name)
+    except BaseException as error:  # SystemExit and KeyboardInterrupt too: report, not die
+        import_error = describe(error, submission)
+    wire.send(
+        replies, {"ready": True, "import_error": import_error, "output": take_output(capture)}
+    )
+
+    while True:
+        try:
+            header, blobs = wire.receive(requests)
+        except EOFError:
+            return
+        name = header["call"]
+        args = wire.decode(header["args"], blobs)
+        kwargs = wire.decode(header["kwargs"], blobs)
+        start = time.perf_counter()
+        reply, out_blobs = {}, []
+        function = getattr(module, name, None) if module is not None else None
+        if module is None:
+            reply = {"error": import_error, "import": True}
+        elif not callable(function):
+            reply = {"missing": True}
+        else:
+            try:
+                result = function(*args, **dict(kwargs))
+                reply = {"result": wire.encode(result, out_blobs)}
+            except BaseException as error:
+                reply = {"error": describe(error, submission)}
+        reply["seconds"] = time.perf_counter() - start
+        reply["output"] = take_output(capture)
+        wire.send(replies, reply, out_blobs)
+
+
+if __name__ == "__main__":
+    main()
