@@ -7,6 +7,8 @@ Conventions used throughout:
 - Head i owns the contiguous columns ``i * d_head : (i + 1) * d_head``.
 """
 
+import numpy as np
+
 
 def causal_mask(n):
     """Return the (n, n) causal mask.
