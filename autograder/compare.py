@@ -14,7 +14,8 @@ import numpy as np
 from autograder.wire import Unsupported
 
 RTOL, ATOL = 1e-5, 1e-7
-SHOW_ENTRIES = 6
+SHOW_ENTRIES = 6  # wrong entries (or rows, for small arrays) shown
+MAX_COLUMNS = 8  # arrays up to this wide show whole rows, expected above got
 
 
 def kind_of(value: Any) -> str:
@@ -46,49 +47,156 @@ def structure_problem(got: Any, want: Any) -> str | None:
             return f"returned dtype {got.dtype}; expected a boolean array (dtype bool)."
         if got.dtype.kind not in "biuf":
             return f"returned dtype {got.dtype}; expected real numbers."
+    if is_number(want) and not is_number(got):
+        return f"returned {kind_of(got)}; expected a number."
     return None
 
 
+def is_number(value: Any) -> bool:
+    return isinstance(value, int | float | np.number | np.bool_)
+
+
 def value_problem(got: np.ndarray, want: np.ndarray, rtol: float, atol: float) -> str | None:
-    """Values, given matching shapes: which entries differ, expected next to got."""
-    if want.dtype == bool:
-        bad = got != want
-    else:
-        g = got.astype(np.float64)
-        w = want.astype(np.float64)
-        with np.errstate(invalid="ignore", over="ignore"):
-            bad = ~np.isclose(g, w, rtol=rtol, atol=atol, equal_nan=True)
+    """Values, given matching shapes: which entries differ (expected next to got), then how
+    far off they are."""
+    bad = differing(got, want, rtol, atol)
     if not bad.any():
         return None
-    where = np.argwhere(bad)
-    lines = [f"{len(where)} of {want.size} entries differ from the expected values."]
-    for index in where[:SHOW_ENTRIES]:
+    if want.ndim == 0:
+        lines = [f"returned {fmt(got)}; expected {fmt(want)}."]
+        return "\n".join(lines + error_size(got, want, bad, rtol, atol))
+    count = f"{int(bad.sum())} of {want.size} entries differ from the expected values"
+    lines = [count + where(bad) + "."]
+    lines += side_by_side(got, want, bad) or listed(got, want, bad)
+    lines += error_size(got, want, bad, rtol, atol)
+    return "\n".join(lines)
+
+
+def differing(got: np.ndarray, want: np.ndarray, rtol: float, atol: float) -> np.ndarray:
+    if want.dtype == bool:
+        return np.asarray(got != want)
+    with np.errstate(invalid="ignore", over="ignore"):
+        close = np.isclose(got.astype(np.float64), want.astype(np.float64), rtol, atol, True)
+    return ~close
+
+
+def where(bad: np.ndarray) -> str:
+    """Which rows, columns (and heads) hold the differences, when that narrows things down."""
+    if bad.ndim < 2:
+        return ""
+    names = axis_names(bad.ndim)
+    said = []
+    for axis, name in enumerate(names):
+        others = tuple(a for a in range(bad.ndim) if a != axis)
+        hit = np.flatnonzero(bad.any(axis=others))
+        every = len(hit) == bad.shape[axis]
+        said.append(f"{'every ' + name if every else plural(name, len(hit)) + ' ' + spans(hit)}")
+    return ": in " + ", ".join(said[:-1]) + " and " + said[-1]
+
+
+def side_by_side(got: np.ndarray, want: np.ndarray, bad: np.ndarray) -> list[str]:
+    """Small arrays: each wrong row in full, expected above got, wrong columns named."""
+    if got.ndim == 0 or got.shape[-1] > MAX_COLUMNS:
+        return []
+    rows = [r for r in np.ndindex(got.shape[:-1]) if bad[r].any()]
+    if len(rows) > SHOW_ENTRIES:
+        return []
+    width = max(len(fmt(x)) for r in rows for x in (*want[r], *got[r]))
+    names = axis_names(got.ndim)
+    lines = []
+    for r in rows:
+        label = ", ".join(f"{n} {i}" for n, i in zip(names, r, strict=False)) or "values"
+        columns = np.flatnonzero(bad[r])
+        lines.append(f"  {label}: expected {row_text(want[r], width)}")
+        lines.append(
+            f"  {'':{len(label)}}       got {row_text(got[r], width)}"
+            f"   <- {plural(names[-1], len(columns))} {spans(columns)}"
+        )
+    return lines
+
+
+def listed(got: np.ndarray, want: np.ndarray, bad: np.ndarray) -> list[str]:
+    """Larger arrays: the first few wrong entries, expected next to got."""
+    found = np.argwhere(bad)
+    lines = []
+    for index in found[:SHOW_ENTRIES]:
         i = tuple(int(x) for x in index)
         lines.append(f"  at {position(i)}: expected {fmt(want[i])}, got {fmt(got[i])}")
-    if len(where) > SHOW_ENTRIES:
-        lines.append(f"  ... and {len(where) - SHOW_ENTRIES} more")
-    if want.dtype != bool:
-        g, w = got.astype(np.float64), want.astype(np.float64)
-        if np.isnan(g).any() and not np.isnan(w).any():
-            lines.append("Your result contains NaN (0/0 or inf - inf somewhere?).")
+    if len(found) > SHOW_ENTRIES:
+        lines.append(f"  ... and {len(found) - SHOW_ENTRIES} more")
+    return lines
+
+
+def error_size(
+    got: np.ndarray, want: np.ndarray, bad: np.ndarray, rtol: float, atol: float
+) -> list[str]:
+    """The last stage: how large the error is, or what kind of wrong values there are."""
+    if want.dtype == bool:
+        extra = int((got & ~want).sum())
+        return [f"{extra} True where False was expected, {int(bad.sum()) - extra} the other way."]
+    g, w = got.astype(np.float64), want.astype(np.float64)
+    lines = []
+    for name, test in (("NaN", np.isnan), ("inf", np.isinf)):
+        extra = int((test(g) & ~test(w)).sum())
+        if extra:
+            lines.append(
+                f"Your result has {name} in {plural('entry', extra)} ({NAN_CAUSES[name]})."
+            )
+    if lines:
+        return lines
+    with np.errstate(invalid="ignore", over="ignore"):
+        error = np.where(bad, np.abs(g - w), -1.0)
+    i = np.unravel_index(int(np.argmax(error)), error.shape)
+    at = f" at {position(tuple(int(x) for x in i))}" if got.ndim else ""
+    return [
+        f"Largest error: {error[i]:.3g}{at}. Allowed: |got - expected| <= "
+        f"{atol:g} + {rtol:g} * |expected|."
+    ]
+
+
+NAN_CAUSES = {"NaN": "0/0 or inf - inf somewhere?", "inf": "an overflow in np.exp?"}
+
+
+def axis_names(ndim: int) -> list[str]:
+    return {1: ["entry"], 2: ["row", "column"], 3: ["head", "row", "column"]}.get(
+        ndim, [f"axis-{a}" for a in range(ndim)]
+    )
+
+
+def plural(name: str, count: int) -> str:
+    if count == 1:
+        return name
+    return name[:-1] + "ies" if name.endswith("y") else name + "s"
+
+
+def spans(indices: np.ndarray) -> str:
+    """[0, 1, 2, 5] -> '0-2, 5'"""
+    runs: list[list[int]] = []
+    for i in (int(x) for x in indices):
+        if runs and i == runs[-1][-1] + 1:
+            runs[-1].append(i)
         else:
-            with np.errstate(invalid="ignore", over="ignore"):
-                error = np.nanmax(np.abs(g - w))
-            lines.append(f"Largest error: {error:.3g} (allowed: rtol {rtol:g}, atol {atol:g}).")
-    return "\n".join(lines)
+            runs.append([i])
+    return ", ".join(f"{r[0]}-{r[-1]}" if len(r) > 2 else ", ".join(map(str, r)) for r in runs)
+
+
+def row_text(values: np.ndarray, width: int) -> str:
+    return "[" + ", ".join(f"{fmt(x):>{width}}" for x in values) + "]"
 
 
 def problem(got: Any, want: Any, rtol: float = RTOL, atol: float = ATOL) -> str | None:
     """The first problem found between got and want, or None when they match."""
     found = structure_problem(got, want)
-    if found or not isinstance(want, np.ndarray):
-        if found is None and isinstance(want, tuple):
-            for i, (g, w) in enumerate(zip(got, want, strict=True)):
-                inner = problem(g, w, rtol, atol)
-                if inner:
-                    return f"value {i} of the returned tuple: {inner}"
+    if found:
         return found
-    return value_problem(got, want, rtol, atol)
+    if isinstance(want, tuple):
+        for i, (g, w) in enumerate(zip(got, want, strict=True)):
+            inner = problem(g, w, rtol, atol)
+            if inner:
+                return f"value {i} of the returned tuple: {inner}"
+    if isinstance(want, np.ndarray) or is_number(want):
+        return value_problem(np.asarray(got), np.asarray(want), rtol, atol)
+    return None
 
 
 def matches(got: Any, want: Any, rtol: float = RTOL, atol: float = ATOL) -> bool:
@@ -96,9 +204,9 @@ def matches(got: Any, want: Any, rtol: float = RTOL, atol: float = ATOL) -> bool
 
 
 def position(index: tuple[int, ...]) -> str:
-    names = {1: ["entry"], 2: ["row", "column"], 3: ["head", "row", "column"]}.get(len(index))
-    if names is None:
-        return f"index {list(index)}"
+    if not index:
+        return "the value"
+    names = axis_names(len(index))
     return ", ".join(f"{name} {i}" for name, i in zip(names, index, strict=True))
 
 

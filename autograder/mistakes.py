@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 import importlib.util
 import inspect
+import re
 import textwrap
 import types
 import warnings
@@ -30,37 +31,72 @@ class Variant:
     why: str = ""
     hint: str = ""
     correct: bool = False  # an "also correct" form, which must get full marks
+    helpers: list[Callable[..., Any]] = field(default_factory=list)  # the catalogue's, shared
 
     def source(self, reference_source: str) -> str:
-        """The reference module's source with this variant in place of its function."""
-        tree = ast.parse(textwrap.dedent(inspect.getsource(self.function)))
-        new = tree.body[0]
-        assert isinstance(new, ast.FunctionDef)
+        """The reference module's source with this variant in place of its function, and the
+        catalogue's helpers added at the end."""
+        new = function_node(self.function)
         new.name, new.decorator_list = self.replaces, []
         lines = reference_source.splitlines(keepends=True)
-        for node in ast.parse(reference_source).body:
-            if isinstance(node, ast.FunctionDef) and node.name == self.replaces:
-                start = min([node.lineno, *(d.lineno for d in node.decorator_list)]) - 1
-                end = node.end_lineno or node.lineno
-                return "".join(lines[:start]) + ast.unparse(new) + "\n" + "".join(lines[end:])
-        raise LookupError(f"variant {self.name}: the reference has no function {self.replaces}")
+        defined = {n.name: n for n in ast.parse(reference_source).body if hasattr(n, "name")}
+        node = defined.get(self.replaces)
+        if not isinstance(node, ast.FunctionDef):
+            raise LookupError(f"variant {self.name}: the reference has no function {self.replaces}")
+        clash = [h.__name__ for h in self.helpers if h.__name__ in defined]
+        if clash:
+            raise ValueError(f"helper {clash[0]} would replace the reference's own {clash[0]}")
+        start = min([node.lineno, *(d.lineno for d in node.decorator_list)]) - 1
+        end = node.end_lineno or node.lineno
+        source = "".join(lines[:start]) + ast.unparse(new) + "\n" + "".join(lines[end:])
+        for helper in self.helpers:
+            helper_node = function_node(helper)
+            helper_node.decorator_list = []
+            source += "\n\n" + ast.unparse(helper_node) + "\n"
+        return source
+
+
+def function_node(function: Callable[..., Any]) -> ast.FunctionDef:
+    node = ast.parse(textwrap.dedent(inspect.getsource(function))).body[0]
+    if not isinstance(node, ast.FunctionDef):
+        raise TypeError(f"{function!r} is not a plain function")
+    return node
+
+
+NAME = re.compile(r"[a-z0-9]+(-[a-z0-9]+)*")
 
 
 @dataclass
 class Catalogue:
     variants: list[Variant] = field(default_factory=list)
+    helpers: list[Callable[..., Any]] = field(default_factory=list)
+
+    def helper(self, function: Callable) -> Callable:
+        """A small function every variant may call, as a student's own helper would be. It is
+        added to each variant's module, so it must not share a name with the reference's."""
+        self.helpers.append(function)
+        return function
 
     def mistake(self, name: str, replaces: str, why: str, hint: str) -> Callable:
-        return self._register(name=name, replaces=replaces, why=why, hint=hint)
+        """Register a known-wrong variant: ``why`` says what went wrong and why it is wrong,
+        ``hint`` points toward the fix without giving the code."""
+        if not why.strip() or not hint.strip():
+            raise ValueError(f"mistake {name!r} needs both a `why` and a `hint`")
+        return self._register(name=name, replaces=replaces, why=why.strip(), hint=hint.strip())
 
     def also_correct(self, name: str, replaces: str) -> Callable:
+        """Register a form that looks different from the reference but must get full marks."""
         return self._register(name=name, replaces=replaces, correct=True)
 
     def _register(self, **fields: Any) -> Callable:
+        name = fields["name"]
+        if not NAME.fullmatch(name):
+            raise ValueError(f"variant names are short, lower-case and hyphenated: {name!r}")
+        if any(v.name == name for v in self.variants):
+            raise ValueError(f"two variants are named {name!r}")
+
         def decorate(function: Callable) -> Callable:
-            if any(v.name == fields["name"] for v in self.variants):
-                raise ValueError(f"two variants are named {fields['name']!r}")
-            self.variants.append(Variant(function=function, **fields))
+            self.variants.append(Variant(function=function, helpers=self.helpers, **fields))
             return function
 
         return decorate
@@ -72,6 +108,17 @@ class Catalogue:
     @property
     def correct(self) -> list[Variant]:
         return [v for v in self.variants if v.correct]
+
+    def problems(self, functions: list[str]) -> list[str]:
+        """What is wrong with this catalogue for an assignment with these functions."""
+        found = [
+            f"{v.name} replaces {v.replaces}, which is not one of the assignment's functions"
+            for v in self.variants
+            if v.replaces not in functions
+        ]
+        covered = {v.replaces for v in self.mistakes}
+        found += [f"no known mistake for {f}" for f in functions if f not in covered]
+        return found
 
 
 def load_catalogue(path: Path) -> Catalogue:
@@ -96,7 +143,12 @@ def module_from_source(source: str, name: str) -> types.ModuleType:
 
 
 class Diagnoser:
-    """Run every catalogued mistake on a student's input and say which ones they made."""
+    """Run catalogued mistakes in the trusted process, on the inputs a student's code was given.
+
+    Each variant is built once per grading run, as a module: the reference with one function
+    replaced. ``run`` calls a function of such a module quietly, on copies of the inputs, so a
+    variant can neither warn nor change an input that the next variant needs.
+    """
 
     def __init__(self, catalogue: Catalogue, reference_source: str) -> None:
         self.mistakes = catalogue.mistakes
@@ -109,17 +161,11 @@ class Diagnoser:
             self._modules[variant.name] = module_from_source(source, f"variant {variant.name}")
         return self._modules[variant.name]
 
-    def outputs(self, function: str, args: tuple, kwargs: dict) -> list[tuple[Variant, Any]]:
-        found = []
-        for variant in self.mistakes:
-            call = getattr(self.module(variant), function, None)
-            if call is None:
-                continue
-            copies = [np.array(a) if isinstance(a, np.ndarray) else a for a in args]
-            try:
-                with warnings.catch_warnings(), np.errstate(all="ignore"):
-                    warnings.simplefilter("ignore")
-                    found.append((variant, call(*copies, **kwargs)))
-            except Exception:
-                continue  # this mistake fails loudly on this input: nothing to match
-        return found
+    @staticmethod
+    def run(module: types.ModuleType, function: str, args: tuple, kwargs: dict) -> Any:
+        """``module.function(*args, **kwargs)`` on copies, with warnings silenced."""
+        call = getattr(module, function)
+        copies = [np.array(a) if isinstance(a, np.ndarray) else a for a in args]
+        with warnings.catch_warnings(), np.errstate(all="ignore"):
+            warnings.simplefilter("ignore")
+            return call(*copies, **kwargs)

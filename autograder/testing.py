@@ -12,14 +12,17 @@ equals what a catalogued mistake produces on the same input, names that mistake.
 from __future__ import annotations
 
 import contextlib
+import types
 from collections.abc import Iterator
 from typing import Any
 
+import numpy as np
 import pytest
 
 from autograder import context
-from autograder.compare import ATOL, RTOL, matches, problem, show, structure_problem
-from autograder.mistakes import Variant
+from autograder.compare import ATOL, RTOL, kind_of, matches, problem, show, structure_problem
+from autograder.context import Call
+from autograder.mistakes import Diagnoser, Variant
 from autograder.worker import StudentRaised
 
 
@@ -37,39 +40,85 @@ class Feedback(AssertionError):
 
 
 def explain(mistakes: list[Variant]) -> str:
+    """The part of the feedback that names known mistakes: what happened, why it is wrong, and
+    a hint toward the fix."""
     if not mistakes:
         return ""
     if len(mistakes) == 1:
         m = mistakes[0]
-        return f"\nThis is exactly what `{m.name}` gives: {m.why}\nHint: {m.hint}"
-    lines = ["\nThis matches several known mistakes at once (any of them could be it):"]
-    lines += [f"- `{m.name}`: {m.why} Hint: {m.hint}" for m in mistakes]
+        return (
+            f"\n\nDiagnosis: this is exactly what the known mistake `{m.name}` gives.\n"
+            f"{m.why}\nHint: {m.hint}"
+        )
+    lines = [
+        f"\n\nDiagnosis: this is exactly what each of {len(mistakes)} known mistakes gives, "
+        "so any one of them may be the cause:"
+    ]
+    for m in mistakes:
+        lines += [f"- `{m.name}`: {m.why}", f"  Hint: {m.hint}"]
     return "\n".join(lines)
 
 
 def diagnose(got: Any) -> list[Variant]:
-    """Catalogued mistakes whose output, on the call that produced ``got``, equals ``got``."""
+    """Catalogued mistakes that, on the calls that produced ``got``, give ``got`` too, where
+    the reference gives something else.
+
+    The call is replayed on each variant. When an argument of that call was itself returned by
+    the student's code (``merge_heads(split_heads(X, h))``), the variant replays that call too,
+    so a mistake is recognised whichever of the chained functions it is in.
+    """
     ctx = context.active
     call = ctx.log.origin(got) if ctx else None
     if ctx is None or call is None:
         return []
-    reference = getattr(ctx.reference, call.function)(*call.args, **call.kwargs)
-    expected = pick(reference, call.path)
+    try:
+        expected = replay(ctx, ctx.reference, call)
+    except Exception:
+        return []  # the reference refuses this input: there is nothing to diagnose against
     found = []
-    for variant, value in ctx.diagnoser.outputs(call.function, call.args, call.kwargs):
+    for variant in ctx.diagnoser.mistakes:
         try:
-            candidate = pick(value, call.path)
-        except (IndexError, TypeError):
-            continue
+            candidate = replay(ctx, ctx.diagnoser.module(variant), call)
+        except Exception:
+            continue  # this mistake fails loudly on this input: nothing to match
         if matches(got, candidate) and not matches(candidate, expected):
             found.append(variant)
     return found
+
+
+def replay(
+    ctx: context.GradingContext, module: types.ModuleType, call: Call, depth: int = 0
+) -> Any:
+    """What ``module`` gives for ``call``, with every argument that the student's code returned
+    replaced by what ``module`` gives for the call that returned it."""
+    if depth > MAX_CHAIN:
+        raise RecursionError("the chain of calls is too long to replay")
+
+    def resolve(value: Any) -> Any:
+        origin = ctx.log.origin(value) if isinstance(value, np.ndarray | tuple | list) else None
+        return value if origin is None else replay(ctx, module, origin, depth + 1)
+
+    args = tuple(resolve(a) for a in call.args)
+    kwargs = {k: resolve(v) for k, v in call.kwargs.items()}
+    return pick(Diagnoser.run(module, call.function, args, kwargs), call.path)
+
+
+MAX_CHAIN = 8
 
 
 def pick(value: Any, path: tuple[int, ...]) -> Any:
     for i in path:
         value = value[i]
     return value
+
+
+def last_call() -> tuple[Any, Call | None]:
+    """The most recent call into the student's code that returned, and what it returned."""
+    ctx = context.active
+    for value, call in reversed(ctx.log.calls.values()) if ctx else ():
+        if not call.path:
+            return value, call
+    return None, None
 
 
 def described(got: Any) -> str:
@@ -111,10 +160,41 @@ def parts(got: Any, *names: str) -> tuple:
 @contextlib.contextmanager
 def raises(type_name: str) -> Iterator[None]:
     """Expect the student's call inside the block to raise ``type_name`` (or a subclass)."""
+    _, before = last_call()
     try:
         yield
     except StudentRaised as raised:
         if raised.is_a(type_name):
             return
         raise Feedback(f"expected {type_name}, but {raised}") from None
-    raise Feedback(f"expected {type_name} to be raised, but nothing was raised.")
+    got, call = last_call()
+    if call is None or call is before:
+        raise Feedback(f"expected {type_name} to be raised, but nothing was raised.")
+    raise Feedback(
+        f"{call.describe(show)} returned {kind_of(got)} instead of raising {type_name}.",
+        diagnose_no_raise(got, call, type_name),
+    )
+
+
+def diagnose_no_raise(got: Any, call: Call, type_name: str) -> list[Variant]:
+    """Catalogued mistakes that return what the student's code returned, on a call where the
+    reference raises ``type_name``."""
+    ctx = context.active
+    if ctx is None:
+        return []
+    try:
+        replay(ctx, ctx.reference, call)
+    except Exception as error:
+        if type_name not in (c.__name__ for c in type(error).__mro__):
+            return []
+    else:
+        return []  # the reference does not raise here either: nothing to tell apart
+    found = []
+    for variant in ctx.diagnoser.mistakes:
+        try:
+            candidate = replay(ctx, ctx.diagnoser.module(variant), call)
+        except Exception:
+            continue
+        if matches(got, candidate):
+            found.append(variant)
+    return found
