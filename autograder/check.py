@@ -4,7 +4,9 @@ It grades the reference, the starter and every catalogued variant, and fails unl
 the reference gets full marks; the starter gets 0 (stubs on Part 2, blank sheet on Part 1);
 the starter files equal what the reference and the key generate; the public tests pass on the
 reference; every known mistake loses points on the function it breaks; every "also correct"
-form gets full marks; and every hidden test can fail (on the stubs or on some mistake).
+form gets full marks; the feedback on every mistake names it (alone, on a test of the function
+it breaks); and every hidden test is failed by at least one known mistake. It prints a table
+of mistakes against the tests that caught them.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from pathlib import Path
 from autograder.assignment import Assignment
 from autograder.grading import grade
 from autograder.mistakes import Variant, load_catalogue
-from autograder.result import Result
+from autograder.result import Result, TestResult
 from autograder.sandbox import Sandbox
 from autograder.stubs import has_markers
 
@@ -30,6 +32,7 @@ class Checker:
     ) -> None:
         self.assignment, self.sandbox, self.say = assignment, sandbox, say
         self.failures: list[str] = []
+        self.graded: dict[str, Result] = {}  # variant name -> its grading, once checked
 
     def verify(self, ok: bool, what: str, detail: str = "") -> None:
         self.say(f"  [{'ok' if ok else 'FAIL'}] {what}" + (f": {detail}" if detail else ""))
@@ -56,7 +59,7 @@ class Checker:
             earned = sum(t.score for t in starter.part(part))
             self.verify(earned == 0, f"{what} score 0 on {part}", f"got {earned:g}")
         self.check_public_tests()
-        self.check_catalogue(reference, starter)
+        self.check_catalogue(reference)
         return not self.failures
 
     def check_generated(self) -> None:
@@ -108,42 +111,47 @@ class Checker:
             tail[0] if tail else done.stderr[-300:],
         )
 
-    def check_catalogue(self, reference: Result, starter: Result) -> None:
+    def check_catalogue(self, reference: Result) -> None:
         catalogue = load_catalogue(self.assignment.suite / "mistakes.py")
-        failed_by: dict[str, set[str]] = {
-            t.id: {"stubs"} for t in starter.part("part2") if not t.passed
-        }
-        rows = []
-        for variant in catalogue.variants:
-            graded = self.grade_variant(variant)
-            lost = [t for t in graded.part("part2") if not t.passed]
-            if variant.correct:
-                self.verify(
-                    not lost,
-                    f"also correct: {variant.name} gets full marks",
-                    ", ".join(t.id for t in lost),
-                )
-                continue
-            for t in lost:
-                failed_by.setdefault(t.id, set()).add(variant.name)
-            on_target = [t for t in lost if t.checks == variant.replaces]
+        problems = catalogue.problems(self.assignment.functions)
+        self.verify(not problems, "the catalogue covers every function", "; ".join(problems))
+        self.graded = {v.name: self.grade_variant(v) for v in catalogue.variants}
+        for variant in catalogue.correct:
+            lost = [t.id for t in self.graded[variant.name].part("part2") if not t.passed]
+            self.verify(not lost, f"also correct: {variant.name} gets full marks", ", ".join(lost))
+        for variant in catalogue.mistakes:
+            self.check_mistake(variant, self.graded[variant.name].part("part2"))
+        tests = reference.part("part2")
+        for test in tests:
+            caught = [v.name for v in catalogue.mistakes if failed(self.graded[v.name], test.id)]
             self.verify(
-                bool(on_target),
-                f"mistake {variant.name} loses points on {variant.replaces}",
-                "" if on_target else "no test caught it",
+                bool(caught),
+                f"hidden test {test.id} is failed by a known mistake",
+                "" if caught else "no catalogued mistake fails it: add one that it catches",
             )
-            rows.append((variant.name, [t.id for t in lost]))
-        for test in reference.part("part2"):
-            self.verify(
-                test.id in failed_by,
-                f"hidden test {test.id} can fail",
-                "" if test.id in failed_by else "no stub or mistake fails it",
-            )
-        if rows:
-            self.say("\n  mistake -> hidden tests that caught it")
-            width = max(len(name) for name, _ in rows)
-            for name, tests in rows:
-                self.say(f"  {name:<{width}}  {', '.join(tests) or '(none)'}")
+        if catalogue.mistakes:
+            rows = [(v.name, self.graded[v.name]) for v in catalogue.mistakes]
+            for line in table(rows, tests):
+                self.say(line)
+
+    def check_mistake(self, variant: Variant, tests: list[TestResult]) -> None:
+        """A mistake must lose points on its own function, and its feedback must name it."""
+        lost = [t for t in tests if not t.passed and t.checks == variant.replaces]
+        self.verify(
+            bool(lost),
+            f"mistake {variant.name} loses points on {variant.replaces}",
+            "" if lost else "no test caught it",
+        )
+        alone = [t for t in lost if t.mistakes == [variant.name]]
+        shared = sorted({m for t in tests if variant.name in t.mistakes for m in t.mistakes})
+        if alone:
+            detail = ""
+        elif shared:
+            others = ", ".join(m for m in shared if m != variant.name)
+            detail = f"never alone on {variant.replaces}: always together with {others}"
+        else:
+            detail = "no failed test names it"
+        self.verify(not detail, f"mistake {variant.name} is named in its own feedback", detail)
 
     def grade_variant(self, variant: Variant) -> Result:
         a = self.assignment
@@ -159,3 +167,46 @@ def check(assignment: Assignment, sandbox: Sandbox, say: Callable[[str], None] =
     ok = checker.run()
     say(f"{assignment.slug}: {'OK' if ok else f'{len(checker.failures)} problem(s)'}\n")
     return ok
+
+
+def failed(result: Result, test_id: str) -> bool:
+    return any(t.id == test_id and not t.passed for t in result.tests)
+
+
+MARKS = {"alone": "N", "shared": "n", "unnamed": "x", "passed": "."}
+LEGEND = [
+    "N  failed, and the feedback named this mistake alone",
+    "n  failed, and the feedback named it among other mistakes",
+    "x  failed without naming it (e.g. the call raised)",
+    ".  passed",
+]
+
+
+def mark(result: Result, variant: str, test_id: str) -> str:
+    test = next((t for t in result.tests if t.id == test_id), None)
+    if test is None or test.passed:
+        return MARKS["passed"]
+    if test.mistakes == [variant]:
+        return MARKS["alone"]
+    return MARKS["shared"] if variant in test.mistakes else MARKS["unnamed"]
+
+
+def table(rows: list[tuple[str, Result]], tests: list[TestResult]) -> list[str]:
+    """Known mistakes (rows) against hidden tests (numbered columns), aligned, with a key."""
+    width = max(len(name) for name, _ in rows)
+    cell = len(str(len(tests))) + 1
+    numbers = "".join(f"{i:>{cell}}" for i in range(1, len(tests) + 1))
+    lines = ["", "  known mistakes (rows) against the hidden tests (columns):"]
+    lines += [f"    {key}" for key in LEGEND] + [""]
+    lines.append(f"  {'mistake':<{width}} {numbers}")
+    for name, result in rows:
+        cells = "".join(f"{mark(result, name, t.id):>{cell}}" for t in tests)
+        lines.append(f"  {name:<{width}} {cells}")
+    counts = [sum(mark(r, n, t.id) != MARKS["passed"] for n, r in rows) for t in tests]
+    lines.append(f"  {'(mistakes caught)':<{width}} " + "".join(f"{c:>{cell}}" for c in counts))
+    lines += ["", "  hidden tests:"]
+    lines += [
+        f"  {i:>{cell}} {t.id} ({t.checks}, {t.max_score:g} points)"
+        for i, t in enumerate(tests, start=1)
+    ]
+    return lines
