@@ -11,6 +11,8 @@ of mistakes against the tests that caught them.
 
 from __future__ import annotations
 
+import copy
+import hashlib
 import shutil
 import subprocess
 import sys
@@ -154,12 +156,39 @@ class Checker:
         self.verify(not detail, f"mistake {variant.name} is named in its own feedback", detail)
 
     def grade_variant(self, variant: Variant) -> Result:
+        """Grade a variant as a submission: the reference with one function replaced.
+
+        A variant's grading depends only on its source, the reference's answers, the suite's
+        files, the sandbox and the timeout; one already graded with the same inputs in this
+        process (a long-lived process checking again, as the engine's own tests do) is reused.
+        """
         a = self.assignment
-        with tempfile.TemporaryDirectory() as tmp:
-            folder = Path(tmp)
-            shutil.copy(a.reference / "answers.yaml", folder / "answers.yaml")
-            (folder / a.module_file).write_text(variant.source(a.reference_source))
-            return self.grade(folder)
+        files = {
+            a.module_file: variant.source(a.reference_source),
+            "answers.yaml": (a.reference / "answers.yaml").read_text(),
+        }
+        key = fingerprint(files, a, self.sandbox)
+        if key not in _graded:
+            with tempfile.TemporaryDirectory() as tmp:
+                for name, content in files.items():
+                    (Path(tmp) / name).write_text(content)
+                _graded[key] = self.grade(Path(tmp))
+        return copy.deepcopy(_graded[key])
+
+
+_graded: dict[str, Result] = {}
+
+
+def fingerprint(files: dict[str, str], assignment: Assignment, sandbox: Sandbox) -> str:
+    """Everything a grading's outcome depends on, hashed."""
+    digest = hashlib.sha256()
+    suite = sorted(p for p in assignment.suite.rglob("*") if p.is_file() and p.suffix != ".pyc")
+    parts = [*files.items(), *((str(p), p.read_text()) for p in suite)]
+    setting = f"{sandbox.mode} {sandbox.layers} {sandbox.limits} {assignment.timeout}"
+    parts += [("settings", setting)]
+    for name, text in parts:
+        digest.update(f"{len(name)}:{name}{len(text)}:{text}".encode())
+    return digest.hexdigest()
 
 
 def check(assignment: Assignment, sandbox: Sandbox, say: Callable[[str], None] = print) -> bool:

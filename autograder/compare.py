@@ -91,7 +91,7 @@ def where(bad: np.ndarray) -> str:
         hit = np.flatnonzero(bad.any(axis=others))
         every = len(hit) == bad.shape[axis]
         said.append(f"{'every ' + name if every else plural(name, len(hit)) + ' ' + spans(hit)}")
-    return ": in " + ", ".join(said[:-1]) + " and " + said[-1]
+    return ", in " + ", ".join(said[:-1]) + " and " + said[-1]
 
 
 def side_by_side(got: np.ndarray, want: np.ndarray, bad: np.ndarray) -> list[str]:
@@ -193,7 +193,7 @@ def problem(got: Any, want: Any, rtol: float = RTOL, atol: float = ATOL) -> str 
         for i, (g, w) in enumerate(zip(got, want, strict=True)):
             inner = problem(g, w, rtol, atol)
             if inner:
-                return f"value {i} of the returned tuple: {inner}"
+                return f"in value {i} of the returned tuple, {inner}"
     if isinstance(want, np.ndarray) or is_number(want):
         return value_problem(np.asarray(got), np.asarray(want), rtol, atol)
     return None

@@ -70,6 +70,9 @@ NAME = re.compile(r"[a-z0-9]+(-[a-z0-9]+)*")
 class Catalogue:
     variants: list[Variant] = field(default_factory=list)
     helpers: list[Callable[..., Any]] = field(default_factory=list)
+    # variant modules already built, by (variant name, reference source): building one means
+    # parsing and compiling the whole reference, and every grading run needs them all again
+    built: dict[tuple[str, str], types.ModuleType] = field(default_factory=dict, repr=False)
 
     def helper(self, function: Callable) -> Callable:
         """A small function every variant may call, as a student's own helper would be. It is
@@ -109,6 +112,14 @@ class Catalogue:
     def correct(self) -> list[Variant]:
         return [v for v in self.variants if v.correct]
 
+    def module(self, variant: Variant, reference_source: str) -> types.ModuleType:
+        """The reference module with ``variant`` in place (trusted code), built once."""
+        key = (variant.name, reference_source)
+        if key not in self.built:
+            source = variant.source(reference_source)
+            self.built[key] = module_from_source(source, f"variant {variant.name}")
+        return self.built[key]
+
     def problems(self, functions: list[str]) -> list[str]:
         """What is wrong with this catalogue for an assignment with these functions."""
         found = [
@@ -122,8 +133,13 @@ class Catalogue:
 
 
 def load_catalogue(path: Path) -> Catalogue:
+    """The suite's catalogue; loaded again only when the file has changed."""
     if not path.exists():
         return Catalogue()
+    text = path.read_text()
+    cached = _loaded.get(path.resolve())
+    if cached and cached[0] == text:
+        return cached[1]
     spec = importlib.util.spec_from_file_location(f"_mistakes_{path.parent.name}", path)
     assert spec and spec.loader
     module = importlib.util.module_from_spec(spec)
@@ -131,7 +147,11 @@ def load_catalogue(path: Path) -> Catalogue:
     catalogue = getattr(module, "catalogue", None)
     if not isinstance(catalogue, Catalogue):
         raise TypeError(f"{path} must define `catalogue = Catalogue()`")
+    _loaded[path.resolve()] = (text, catalogue)
     return catalogue
+
+
+_loaded: dict[Path, tuple[str, Catalogue]] = {}
 
 
 def module_from_source(source: str, name: str) -> types.ModuleType:
@@ -145,21 +165,18 @@ def module_from_source(source: str, name: str) -> types.ModuleType:
 class Diagnoser:
     """Run catalogued mistakes in the trusted process, on the inputs a student's code was given.
 
-    Each variant is built once per grading run, as a module: the reference with one function
-    replaced. ``run`` calls a function of such a module quietly, on copies of the inputs, so a
+    Each variant is a module, the reference with one function replaced, built once by the
+    catalogue. ``run`` calls a function of such a module quietly, on copies of the inputs, so a
     variant can neither warn nor change an input that the next variant needs.
     """
 
     def __init__(self, catalogue: Catalogue, reference_source: str) -> None:
+        self.catalogue = catalogue
         self.mistakes = catalogue.mistakes
         self.reference_source = reference_source
-        self._modules: dict[str, types.ModuleType] = {}
 
     def module(self, variant: Variant) -> types.ModuleType:
-        if variant.name not in self._modules:
-            source = variant.source(self.reference_source)
-            self._modules[variant.name] = module_from_source(source, f"variant {variant.name}")
-        return self._modules[variant.name]
+        return self.catalogue.module(variant, self.reference_source)
 
     @staticmethod
     def run(module: types.ModuleType, function: str, args: tuple, kwargs: dict) -> Any:

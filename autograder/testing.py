@@ -129,26 +129,30 @@ def described(got: Any) -> str:
 
 def expect(got: Any, want: Any, rtol: float = RTOL, atol: float = ATOL) -> None:
     """Fail with staged feedback unless ``got`` matches ``want`` within tolerance."""
+    __tracebackhide__ = True  # pytest: the failure is the test's line, not this one
     found = problem(got, want, rtol, atol)
     if found:
-        raise Feedback(f"{described(got)} {found}", diagnose(got))
+        raise Feedback(f"{described(got)}: {found}", diagnose(got))
 
 
 def expect_structure(got: Any, want: Any) -> None:
     """Fail unless ``got`` has the type, shape and dtype of ``want``; values are not compared."""
+    __tracebackhide__ = True  # pytest: the failure is the test's line, not this one
     found = structure_problem(got, want)
     if found:
-        raise Feedback(f"{described(got)} {found}", diagnose(got))
+        raise Feedback(f"{described(got)}: {found}", diagnose(got))
 
 
 def check(condition: Any, message: str, about: Any = None) -> None:
     """A behavioural probe: fail with ``message`` (and a diagnosis of ``about``) unless true."""
+    __tracebackhide__ = True  # pytest: the failure is the test's line, not this one
     if not bool(condition):
         raise Feedback(message, diagnose(about) if about is not None else [])
 
 
 def parts(got: Any, *names: str) -> tuple:
     """Unpack a returned tuple such as (weights, output), checking its structure first."""
+    __tracebackhide__ = True  # pytest: the failure is the test's line, not this one
     if not isinstance(got, tuple | list) or len(got) != len(names):
         raise Feedback(
             f"{described(got)} returned {show(got) if got is None else type(got).__name__}; "
@@ -160,6 +164,7 @@ def parts(got: Any, *names: str) -> tuple:
 @contextlib.contextmanager
 def raises(type_name: str) -> Iterator[None]:
     """Expect the student's call inside the block to raise ``type_name`` (or a subclass)."""
+    __tracebackhide__ = True
     _, before = last_call()
     try:
         yield
