@@ -140,7 +140,7 @@ def error_size(
         extra = int((test(g) & ~test(w)).sum())
         if extra:
             lines.append(
-                f"Your result has {name} in {plural('entry', extra)} ({NAN_CAUSES[name]})."
+                f"Your result has {name} in {extra} {plural('entry', extra)} ({NAN_CAUSES[name]})."
             )
     if lines:
         return lines
