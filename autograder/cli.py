@@ -12,6 +12,7 @@ from autograder.assignment import Assignment, UsageError, slugs
 from autograder.grading import grade
 from autograder.result import gradescope, write_json
 from autograder.sandbox import MODES, Sandbox
+from autograder.worker import BUDGET_TIMEOUTS
 
 
 def cmd_grade(args: argparse.Namespace) -> int:
@@ -46,12 +47,33 @@ def cmd_generate(args: argparse.Namespace) -> int:
     return 0
 
 
+LAYERS = {
+    "process": "a separate worker process, killed whole on a timeout",
+    "rlimits": "memory, CPU, file size, open files and core limits",
+    "session": "its own session and process group",
+    "scrubbed-env": "no tokens, keys or secrets; one BLAS thread",
+    "uid": "a dedicated unprivileged uid (only as root)",
+    "namespaces": "bubblewrap: no network, private PIDs, only the submission visible",
+}
+
+
 def cmd_doctor(args: argparse.Namespace) -> int:
     box = Sandbox.detect()
-    print("sandbox layers in use: " + ", ".join(box.layers))
+    print("Sandbox layers on this machine:")
+    for layer, what in LAYERS.items():
+        print(f"  [{'ok' if layer in box.layers else '--'}] {layer:<13} {what}")
     for note in box.notes:
         print(f"  missing: {note}")
-    print("WEAK: no namespaces (see the notes above)" if box.weak else "full sandbox available")
+    limits = box.limits
+    print(
+        f"limits: {limits.memory >> 20} MiB memory, {limits.cpu_seconds} s CPU, "
+        f"{limits.file_size >> 20} MiB files, {limits.open_files} open files, "
+        f"{limits.processes} processes"
+    )
+    if box.weak:
+        print("WEAK SANDBOX: no namespaces; grading will say so in every result.")
+    else:
+        print("full sandbox available")
     return 0
 
 
@@ -66,7 +88,12 @@ def parser() -> argparse.ArgumentParser:
         "grade",
         help="grade one submission and print points and feedback",
         description="Grade SUBMISSION_DIR (default: the starter in "
-        "assignments/ASSIGNMENT). Exits 0 whenever grading completed.",
+        "assignments/ASSIGNMENT). Exits 0 whenever grading completed. "
+        "Student code runs in a sandboxed worker; each call into it stops after the "
+        "assignment's timeout (5 s for masks-and-heads), and one submission may spend at "
+        f"most {BUDGET_TIMEOUTS} timeouts of waiting in all ({BUDGET_TIMEOUTS * 5} s at 5 s), "
+        "so even a submission whose every function hangs is graded within about "
+        f"{BUDGET_TIMEOUTS * 5 + 5} s.",
     )
     p.add_argument("assignment", metavar="ASSIGNMENT", help="the assignment slug")
     p.add_argument(

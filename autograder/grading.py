@@ -2,6 +2,11 @@
 
 Always returns a Result. Whatever the submission does, the only exceptions that escape are
 usage errors (no such folder) and faults in the grader or the suite themselves.
+
+Time is bounded: each call into student code stops after the assignment's ``timeout``
+(5 s for masks-and-heads), and the whole submission gets ``BUDGET_TIMEOUTS`` (6) timeouts'
+worth of waiting, 30 s; calls after that fail at once. So even a submission whose every
+function hangs is graded in about 30 s plus a second or two of overhead.
 """
 
 from __future__ import annotations
@@ -19,8 +24,9 @@ from autograder.assignment import Assignment, UsageError
 from autograder.context import GradingContext
 from autograder.mistakes import Diagnoser, load_catalogue, module_from_source
 from autograder.plugin import GradingPlugin
+from autograder.report import neutralise
 from autograder.result import Result, TestResult
-from autograder.sandbox import Sandbox
+from autograder.sandbox import Sandbox, secret_values
 from autograder.worker import Worker
 
 
@@ -41,8 +47,28 @@ def grade(assignment: Assignment, submission: Path, sandbox: Sandbox | None = No
     result.notices += problems
     part2 = run_suite(assignment, submission, sandbox, result.notices)
     result.tests = part1 + part2
+    redact(result)
     result.seconds = time.perf_counter() - start
     return result
+
+
+def redact(result: Result) -> None:
+    """Blank out the grader's secrets wherever student-derived text could carry them.
+
+    The sandbox never hands the worker a secret; this is the second line, for the weaker
+    layers where the worker might read one elsewhere (a file, another process)."""
+    secrets = secret_values()
+    if not secrets:
+        return
+
+    def clean(text: str) -> str:
+        for value in secrets:
+            text = text.replace(value, "[redacted]")
+        return text
+
+    result.notices = [clean(n) for n in result.notices]
+    for test in result.tests:
+        test.message, test.printed = clean(test.message), clean(test.printed)
 
 
 def run_suite(
@@ -52,8 +78,10 @@ def run_suite(
     reference = module_from_source(source, f"reference {assignment.slug}")
     diagnoser = Diagnoser(load_catalogue(assignment.suite / "mistakes.py"), source)
     if not (submission / assignment.module_file).is_file():
+        found = sorted(p.name for p in submission.glob("*.py"))[:10]
+        hint = f" (found: {', '.join(found)}; rename yours)" if found else ""
         notices.append(
-            f"{assignment.module_file} was not found in the submission: Part 2 scores 0."
+            f"{assignment.module_file} was not found in the submission{hint}: Part 2 scores 0."
         )
     with Worker(submission, assignment.module, sandbox, assignment.timeout) as worker:
         grading = GradingContext(worker=worker, reference=reference, diagnoser=diagnoser)
@@ -65,7 +93,7 @@ def run_suite(
             context.active = None
     if plugin.errors or not plugin.results:
         detail = "; ".join(plugin.errors) or printed.strip()[-2000:]
-        raise SuiteError(f"{assignment.slug}: the hidden suite did not run: {detail}")
+        raise SuiteError(neutralise(f"{assignment.slug}: the hidden suite did not run: {detail}"))
     if worker.import_problem:
         notices.append(str(worker.import_problem))
     return plugin.results

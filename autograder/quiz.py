@@ -8,7 +8,9 @@ A sheet that does not parse is read question by question, so one typo costs one 
 from __future__ import annotations
 
 import math
+import os
 import re
+import stat
 from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
@@ -33,9 +35,17 @@ class SheetError(ValueError):
 def read_sheet(path: Path) -> tuple[dict[str, Any], list[str]]:
     """Return the answers that could be read, and the problems found (with line numbers)."""
     name = path.name
-    if not path.is_file():
+    if not os.path.lexists(path):
         return {}, [f"{name} was not found in the submission: Part 1 scores 0."]
-    with open(path, "rb") as f:
+    try:  # never follow a link: it could point at a grader's file, a FIFO or /dev/zero
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        fd = -1
+    if fd < 0 or not stat.S_ISREG(os.fstat(fd).st_mode):
+        if fd >= 0:
+            os.close(fd)
+        return {}, [f"{name} is a link or not a plain file; it was not read: Part 1 scores 0."]
+    with os.fdopen(fd, "rb") as f:
         raw = f.read(MAX_BYTES + 1)
     if len(raw) > MAX_BYTES:
         return {}, [f"{name} is larger than {MAX_BYTES // 1024} KiB; it was not read."]

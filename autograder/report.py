@@ -12,9 +12,14 @@ PART_TITLES = {"part1": "Part 1: by hand (answers.yaml)", "part2": "Part 2: code
 
 
 def neutralise(text: str) -> str:
-    """Defuse GitHub workflow commands (``::name ...::``) and control characters."""
+    """Defuse GitHub workflow commands (``::name ...::``, ``##[name]``) and control characters.
+
+    No ``::`` or ``##[`` survives, so no line of the result can start a command, however it
+    is indented; carriage returns and other control characters become ``?``."""
     text = "".join(c if c.isprintable() or c in "\n\t" else "?" for c in text)
-    return text.replace("::", ": :")
+    while "::" in text or "##[" in text:
+        text = text.replace("::", ": :").replace("##[", "# #[")
+    return text
 
 
 def points(value: float) -> str:
@@ -34,7 +39,7 @@ def line(test: TestResult) -> list[str]:
 
 
 def summary(result: Result) -> str:
-    out = [f"{result.assignment}: grading {result.submission}"]
+    out = [neutralise(f"{result.assignment}: grading {result.submission}")]
     out += [f"! {neutralise(n)}" for n in result.notices]
     for part, title in PART_TITLES.items():
         tests = result.part(part)

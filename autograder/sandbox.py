@@ -14,14 +14,18 @@ Layers, weakest first:
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import functools
 import os
+import re
 import resource
+import secrets
 import shutil
 import signal
 import stat
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,7 +33,11 @@ from pathlib import Path
 import numpy as np
 
 MODES = ("auto", "fallback", "plain")
+PR_SET_CHILD_SUBREAPER = 36
 SANDBOX_UID_BASE = 61000
+TMPFS_BYTES = 64 << 20  # the worker's /tmp under bwrap lives in memory
+MARKER_VARIABLE = "AUTOGRADER_SANDBOX"
+SECRET_NAME = re.compile(r"TOKEN|KEY|SECRET|PASSWORD|PASSWD|CREDENTIAL", re.IGNORECASE)
 THREAD_VARS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "NUMEXPR_NUM_THREADS")
 
 
@@ -51,20 +59,25 @@ class Sandbox:
     bwrap: str | None = None
     limits: Limits = field(default_factory=Limits)
     notes: list[str] = field(default_factory=list)  # why a layer is missing
+    marker: str = field(default_factory=lambda: secrets.token_hex(8))
 
     @classmethod
     def detect(cls, mode: str = "auto", limits: Limits | None = None) -> Sandbox:
         if mode not in MODES:
             raise ValueError(f"unknown sandbox mode {mode!r}; choose from {', '.join(MODES)}")
         box = cls(mode=mode, limits=limits or Limits())
-        if mode != "auto":
-            box.notes.append(f"sandbox mode {mode!r} asked for: namespaces and uid are off")
+        _become_subreaper()
+        if mode == "plain":
+            box.notes.append("sandbox mode 'plain' asked for: a bare subprocess, no confinement")
             return box
         uid_ok, why = _uid_layer_possible()
         if uid_ok:
             box.uid = SANDBOX_UID_BASE + os.getpid() % 1000
         else:
             box.notes.append(f"no dedicated uid: {why}")
+        if mode == "fallback":
+            box.notes.append("sandbox mode 'fallback' asked for: no namespaces")
+            return box
         bwrap, why = _bwrap_usable(box.uid)
         box.bwrap = bwrap
         if not bwrap:
@@ -100,7 +113,7 @@ class Sandbox:
         return argv + ["/sub", module, "/tmp/output.txt"]
 
     def environment(self) -> dict[str, str]:
-        """A scrubbed environment: no tokens, keys or secrets, one BLAS thread."""
+        """A scrubbed environment: no tokens, keys or secrets, one BLAS thread, a job marker."""
         if self.mode == "plain":
             return dict(os.environ)
         env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": "/tmp"}
@@ -110,6 +123,7 @@ class Sandbox:
         for name in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"):  # keeps old OpenBLAS correct
             if name in os.environ:
                 env[name] = os.environ[name]
+        env[MARKER_VARIABLE] = self.marker  # lets sweep() find what a worker left behind
         return env
 
     def preexec(self) -> Callable[[], None] | None:
@@ -117,6 +131,8 @@ class Sandbox:
         if self.mode == "plain":
             return None
         limits, uid = self.limits, self.uid
+        # RLIMIT_NPROC counts every process of the real uid: a shared uid needs headroom.
+        processes = limits.processes + (0 if uid is not None else _own_process_count())
 
         def confine() -> None:
             soft_cpu = limits.cpu_seconds
@@ -125,8 +141,8 @@ class Sandbox:
             resource.setrlimit(resource.RLIMIT_FSIZE, (limits.file_size, limits.file_size))
             resource.setrlimit(resource.RLIMIT_NOFILE, (limits.open_files, limits.open_files))
             resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+            resource.setrlimit(resource.RLIMIT_NPROC, (processes, processes))
             if uid is not None:
-                resource.setrlimit(resource.RLIMIT_NPROC, (limits.processes, limits.processes))
                 os.setgroups([])
                 os.setgid(uid)
                 os.setuid(uid)
@@ -146,26 +162,105 @@ class Sandbox:
                     os.chmod(name, mode | (0o755 if stat.S_ISDIR(mode) else 0o644))
 
     def kill(self, process: subprocess.Popen) -> None:
-        """Kill a worker's whole session, then anything its uid left running."""
+        """Kill a worker's whole session, then anything it left running elsewhere."""
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(process.pid, signal.SIGKILL)
         process.wait()
         self.sweep()
 
     def sweep(self) -> None:
-        """Kill every process of the sandbox uid: a ``setsid`` daemon escapes ``killpg``."""
-        if self.uid is None or self.bwrap:  # under bwrap the PID namespace already did it
+        """Kill what escaped the session (a ``setsid`` daemon, a fork bomb's children).
+
+        Under bwrap the PID namespace dies with the worker. Otherwise: every process of the
+        sandbox uid, or without a uid, every process carrying this sandbox's marker in its
+        environment (best effort: a process could exec itself a new environment). Returns
+        once none is left alive, or after about a second."""
+        if self.mode == "plain" or (self.uid is None and self.bwrap):
             return
-        pid = os.fork()
-        if pid == 0:  # pragma: no cover - the child only signals and exits
+        for _ in range(SWEEP_ROUNDS):
+            left = self.left_behind()
+            if not left:
+                return
+            if self.uid is not None:
+                _kill_all_of(self.uid)
+            for pid in left:
+                with contextlib.suppress(OSError):
+                    os.kill(pid, signal.SIGKILL)
+                    os.waitpid(pid, os.WNOHANG)  # orphans come to us: see _become_subreaper
+            time.sleep(0.005)
+
+    def left_behind(self) -> list[int]:
+        """Processes of the sandbox uid, or live processes carrying the sandbox's marker.
+
+        Zombies of the uid count too when they are ours to reap: they hold RLIMIT_NPROC
+        slots, and the next worker could not start."""
+        needle = f"{MARKER_VARIABLE}={self.marker}".encode()
+        me, found = os.getpid(), []
+        for entry in os.scandir("/proc"):
+            if not entry.name.isdigit() or int(entry.name) == os.getpid():
+                continue
             try:
-                os.setgroups([])
-                os.setgid(self.uid)
-                os.setuid(self.uid)
-                os.kill(-1, signal.SIGKILL)
-            finally:
-                os._exit(0)
-        os.waitpid(pid, 0)
+                if self.uid is not None:
+                    if entry.stat().st_uid != self.uid:
+                        continue
+                else:
+                    with open(f"/proc/{entry.name}/environ", "rb") as f:
+                        if needle not in f.read().split(b"\0"):
+                            continue
+                with open(f"/proc/{entry.name}/stat", "rb") as f:
+                    state, parent = f.read().rsplit(b")", 1)[1].split()[:2]
+            except (OSError, IndexError, ValueError):
+                continue
+            if state not in (b"Z", b"X") or (self.uid is not None and int(parent) == me):
+                found.append(int(entry.name))
+        return found
+
+
+SWEEP_ROUNDS = 100
+
+
+def _kill_all_of(uid: int) -> None:
+    """Send SIGKILL to every process of ``uid``, from a child that takes that uid."""
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child only signals and exits
+        try:
+            os.setgroups([])
+            os.setgid(uid)
+            os.setuid(uid)
+            for _ in range(10):  # a fork bomb may fork while it is being killed
+                os.kill(-1, signal.SIGKILL)  # every process of this uid but the caller
+        finally:
+            os._exit(0)
+    os.waitpid(pid, 0)
+
+
+@functools.cache
+def _become_subreaper() -> bool:
+    """Have the grader adopt its workers' orphans (Linux), so that sweep() can reap them
+    at once instead of waiting for init, which may take a second."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        return bool(libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0)
+    except (OSError, AttributeError):
+        return False
+
+
+def _own_process_count() -> int:
+    uid = os.getuid()
+    count = 0
+    for entry in os.scandir("/proc"):
+        with contextlib.suppress(OSError):
+            count += entry.name.isdigit() and entry.stat().st_uid == uid
+    return count
+
+
+def secret_values() -> list[str]:
+    """Values of the grader's secret-looking variables, to redact from any feedback."""
+    return sorted(
+        (v for k, v in os.environ.items() if SECRET_NAME.search(k) and len(v) >= 6),
+        key=len,
+        reverse=True,
+    )
 
 
 # -- detection ----------------------------------------------------------------------------------
@@ -212,7 +307,8 @@ def _bwrap_base_args() -> list[str]:
     grader = Path(__file__).resolve().parent
     if any(grader.is_relative_to(p) for p in _python_paths()):
         args += ["--tmpfs", str(grader)]  # an installed grader would show its suites
-    return args + ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
+    args += ["--proc", "/proc", "--dev", "/dev"]
+    return args + ["--size", str(TMPFS_BYTES), "--tmpfs", "/tmp"]
 
 
 @functools.cache

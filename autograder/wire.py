@@ -20,9 +20,12 @@ from typing import Any
 import numpy as np
 
 MAX_HEADER = 1 << 20  # 1 MiB of JSON
-MAX_FRAME = 64 << 20  # 64 MiB of arrays in one reply
+MAX_FRAME = 16 << 20  # 16 MiB of arrays in one reply
 MAX_DEPTH = 8
-MAX_ITEMS = 1000
+MAX_ITEMS = 1000  # in one list or tuple
+MAX_NODES = 10_000  # in one whole value
+MAX_STRING = 10_000
+NPY_HEADER_MAX = 1 << 16
 NUMERIC_KINDS = "biufc"
 
 
@@ -33,33 +36,40 @@ class WireError(Exception):
 # -- encoding ---------------------------------------------------------------------------------
 
 
-def encode(value: Any, blobs: list[bytes], depth: int = 0) -> dict:
-    """Turn a value into a JSON-able tree; arrays are appended to ``blobs``."""
-    if depth > MAX_DEPTH:
-        return {"t": "unsupported", "type": "nesting too deep"}
+def encode(value: Any, blobs: list[bytes]) -> dict:
+    """Turn a value into a JSON-able tree; arrays are appended to ``blobs``.
+
+    Whatever the value, the tree stays small: at most MAX_NODES nodes, MAX_FRAME bytes of
+    arrays, MAX_STRING characters per string; anything past that is sent as "unsupported"."""
+    return _encode(value, blobs, 0, [MAX_NODES])
+
+
+def _encode(value: Any, blobs: list[bytes], depth: int, nodes: list[int]) -> dict:
+    nodes[0] -= 1
+    if depth > MAX_DEPTH or nodes[0] < 0:
+        return {"t": "unsupported", "type": "value nested too deeply or too large"}
     if isinstance(value, np.ndarray | np.generic):
         array = np.asarray(value)  # also drops ndarray subclasses
         if array.dtype.kind not in NUMERIC_KINDS or array.dtype.fields is not None:
             return {"t": "unsupported", "type": f"array of dtype {array.dtype}"}
+        if array.nbytes + sum(len(b) for b in blobs) > MAX_FRAME:
+            return {"t": "unsupported", "type": f"array of {array.nbytes} bytes (too large)"}
         buffer = io.BytesIO()
         np.save(buffer, np.ascontiguousarray(array), allow_pickle=False)
         blobs.append(buffer.getvalue())
         tag = "scalar" if isinstance(value, np.generic) else "ndarray"
         return {"t": tag, "blob": len(blobs) - 1}
-    if value is None or isinstance(value, bool | int | float | str):
-        if isinstance(value, int) and not isinstance(value, bool) and abs(value) > 2**63:
+    if value is None or type(value) in (bool, int, float, str):  # exact types: no subclasses
+        if type(value) is int and abs(value) > 2**63:
             return {"t": "unsupported", "type": "int too large"}
-        return {"t": "json", "v": value if not isinstance(value, str) else value[:10_000]}
-    if isinstance(value, tuple | list):
-        items = [encode(v, blobs, depth + 1) for v in list(value)[:MAX_ITEMS]]
-        return {
-            "t": type(value).__name__ if type(value) in (tuple, list) else "list",
-            "items": items,
-        }
-    return {"t": "unsupported", "type": type(value).__name__}
+        return {"t": "json", "v": value if type(value) is not str else value[:MAX_STRING]}
+    if type(value) in (tuple, list):
+        items = [_encode(v, blobs, depth + 1, nodes) for v in value[:MAX_ITEMS]]
+        return {"t": type(value).__name__, "items": items}
+    return {"t": "unsupported", "type": type(value).__name__[:100]}
 
 
-def decode(tree: Any, blobs: list[bytes], depth: int = 0) -> Any:
+def decode(tree: Any, blobs: list[bytes] | list[memoryview], depth: int = 0) -> Any:
     """Inverse of ``encode``, defensive against a forged tree."""
     if depth > MAX_DEPTH or not isinstance(tree, dict):
         raise WireError("malformed value")
@@ -96,9 +106,11 @@ class Unsupported:
         return f"<a {self.type_name}>"
 
 
-def load_npy(data: bytes) -> np.ndarray:
-    """Read ``.npy`` bytes without trusting them: check the header before allocating."""
-    stream = io.BytesIO(data)
+def load_npy(data: bytes | memoryview) -> np.ndarray:
+    """Read ``.npy`` bytes without trusting them: check the header before allocating.
+
+    Never unpickles: object dtypes are refused before NumPy sees the data."""
+    stream = io.BytesIO(bytes(data[:NPY_HEADER_MAX]))
     try:
         version = np.lib.format.read_magic(stream)
         if version == (1, 0):
@@ -114,9 +126,11 @@ def load_npy(data: bytes) -> np.ndarray:
     count = 1
     for n in shape:
         count *= n
-    if count * dtype.itemsize != len(data) - stream.tell():
+    offset = stream.tell()
+    if count * dtype.itemsize != len(data) - offset:
         raise WireError("the .npy size does not match its header")
-    return np.load(io.BytesIO(data), allow_pickle=False)
+    flat = np.frombuffer(data, dtype=dtype, count=count, offset=offset)
+    return flat.reshape(shape, order="F" if fortran else "C").copy()
 
 
 # -- framing ----------------------------------------------------------------------------------
@@ -150,7 +164,8 @@ def unpack_header(raw: bytes) -> tuple[dict, int]:
     return header, total
 
 
-def split_blobs(header: dict, body: bytes) -> list[bytes]:
+def split_blobs(header: dict, body: Any) -> list:
+    """Cut the body (bytes, or a memoryview: no copy) into the blobs the header lists."""
     blobs, offset = [], 0
     for size in header["blobs"]:
         blobs.append(body[offset : offset + size])

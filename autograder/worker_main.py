@@ -4,28 +4,61 @@ Usage: python -I worker_main.py SUBMISSION_DIR MODULE CAPTURE_FILE
 
 The grader talks to this process over its stdin/stdout. Those two descriptors are moved
 aside at start, so what the student prints goes to CAPTURE_FILE instead, and is handed back
-(capped) with every reply. Nothing that runs here can change a score: replies are plain data
-that the grader checks itself.
+(capped) with every reply. ``sys.stdout`` and ``sys.stderr`` keep only the first OUTPUT_CAP
+characters of each call and count the rest, so a flood of prints costs neither disk nor
+memory; writes straight to the descriptors land in the file, which RLIMIT_FSIZE caps.
+Nothing that runs here can change a score: replies are plain data that the grader checks.
 """
 
+import io
 import os
 import sys
 import time
 import traceback
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import contextlib
-
 import wire  # noqa: E402
 
 OUTPUT_CAP = 4096
 
 
+class Capped(io.TextIOBase):
+    """A text stream onto a descriptor that keeps the first OUTPUT_CAP characters per call."""
+
+    kept = 0  # shared by stdout and stderr, which write to the same file
+    dropped = 0
+
+    def __init__(self, fd, name):
+        super().__init__()
+        self.fd = fd
+        self.stream_name = name
+
+    @property
+    def name(self):
+        return self.stream_name
+
+    def writable(self):
+        return True
+
+    def isatty(self):
+        return False
+
+    def fileno(self):
+        return self.fd
+
+    def write(self, s):
+        if not isinstance(s, str):
+            raise TypeError(f"write() argument must be str, not {type(s).__name__}")
+        room = max(OUTPUT_CAP - Capped.kept, 0)
+        if room:
+            os.write(self.fd, s[:room].encode("utf-8", "replace"))
+        Capped.kept += min(len(s), room)
+        Capped.dropped += max(len(s) - room, 0)
+        return len(s)
+
+
 def take_output(path):
     """Return what the student printed since the last call (capped) and start afresh."""
-    for stream in (sys.stdout, sys.stderr):
-        with contextlib.suppress(Exception):
-            stream.flush()
     try:
         with open(path, "rb") as f:
             text = f.read(OUTPUT_CAP + 1)
@@ -34,8 +67,10 @@ def take_output(path):
     except OSError:
         return ""
     out = text[:OUTPUT_CAP].decode("utf-8", "replace")
-    if size > OUTPUT_CAP:
-        out += f"\n... ({size - OUTPUT_CAP} more bytes cut)"
+    cut = max(size - OUTPUT_CAP, 0) + Capped.dropped
+    Capped.kept = Capped.dropped = 0
+    if cut:
+        out += f"\n... (another {cut} bytes or characters of output were cut)"
     return out
 
 
@@ -64,6 +99,9 @@ def main():
     out = os.open(capture, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_APPEND, 0o600)
     os.dup2(out, 1)
     os.dup2(out, 2)
+    os.close(out)
+    sys.stdout = sys.__stdout__ = Capped(1, "<stdout>")  # type: ignore[misc]
+    sys.stderr = sys.__stderr__ = Capped(2, "<stderr>")  # type: ignore[misc]
     sys.dont_write_bytecode = True
     sys.path.insert(0, submission)
     os.chdir(submission)
@@ -86,18 +124,20 @@ def main():
         args = wire.decode(header["args"], blobs)
         kwargs = wire.decode(header["kwargs"], blobs)
         start = time.perf_counter()
-        reply, out_blobs = {}, []
-        function = getattr(module, name, None) if module is not None else None
+        out_blobs = []
         if module is None:
             reply = {"error": import_error, "import": True}
-        elif not callable(function):
-            reply = {"missing": True}
         else:
-            try:
-                result = function(*args, **dict(kwargs))
-                reply = {"result": wire.encode(result, out_blobs)}
+            try:  # even looking the function up can run student code (a module __getattr__)
+                function = getattr(module, name, None)
+                if callable(function):
+                    reply = {"result": wire.encode(function(*args, **dict(kwargs)), out_blobs)}
+                else:
+                    reply = {"missing": True}
             except BaseException as error:
+                out_blobs = []
                 reply = {"error": describe(error, submission)}
+        reply["seq"] = header.get("seq", 0)
         reply["seconds"] = time.perf_counter() - start
         reply["output"] = take_output(capture)
         wire.send(replies, reply, out_blobs)
