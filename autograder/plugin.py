@@ -26,6 +26,7 @@ class GradingPlugin:
 
     def pytest_configure(self, config: pytest.Config) -> None:
         config.addinivalue_line("markers", "points(value, checks): points and checked function")
+        config.option.tbstyle = "native"  # nobody reads pytest's tracebacks; skip the rich ones
 
     @pytest.fixture
     def student(self) -> Student:
