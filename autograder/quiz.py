@@ -23,6 +23,13 @@ from autograder.result import TestResult
 MAX_BYTES = 64 * 1024
 MAX_DEPTH = 4
 NOT_ANSWERED = "not answered"
+TOP_LEVEL_KINDS = {
+    list: "a list",
+    int: "a number",
+    float: "a number",
+    str: "text",
+    bool: "a yes/no",
+}
 
 
 class SheetError(ValueError):
@@ -100,9 +107,8 @@ def parse(text: str, name: str, first_line: int = 1) -> dict[str, Any]:
     if data is None:
         return {}
     if not isinstance(data, dict):
-        raise SheetError(
-            f"{name} must be a list of `key: answer` lines, not a {type(data).__name__}."
-        )
+        kind = TOP_LEVEL_KINDS.get(type(data), "something else")
+        raise SheetError(f"{name} must be made of `key: answer` lines; its top level is {kind}.")
     return {str(k): v for k, v in data.items()}
 
 
