@@ -2,13 +2,20 @@
 
 Layers, weakest first:
 
-- ``process``: a separate process in its own session, killed whole; resource limits (address
-  space, CPU, file size, open files, no core files); a scrubbed environment. Always on.
+- ``process``, ``rlimits``, ``session``, ``scrubbed-env``: a separate process in its own
+  session, killed whole; resource limits (address space, CPU, file size, open files,
+  processes, no core files); an environment without tokens, keys or secrets, with one BLAS
+  thread and a marker that lets ``sweep`` find what the worker left behind. Always on,
+  except in mode ``plain`` (a bare subprocess, for benchmarks only).
 - ``uid``: when the grader runs as root, the worker runs as a dedicated unprivileged uid, which
   cannot write the grader's files, makes ``RLIMIT_NPROC`` bite, and lets the grader kill every
   process left behind. Needs the Python interpreter to be reachable by other users.
 - ``namespaces``: bubblewrap (``bwrap``): no network, a private PID space (nothing survives the
   sandbox), and a file system that shows only the submission copy and read-only Python.
+
+Modes: ``auto`` uses every layer that works here; ``fallback`` leaves out the namespaces (what
+a machine without bubblewrap gets); ``plain`` confines nothing. The grader adopts orphaned
+worker processes (PR_SET_CHILD_SUBREAPER) so that a sweep can reap them at once.
 """
 
 from __future__ import annotations
