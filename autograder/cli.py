@@ -9,8 +9,8 @@ from pathlib import Path
 from autograder import check as checking
 from autograder import report
 from autograder.assignment import Assignment, UsageError, slugs
-from autograder.grading import grade
-from autograder.result import gradescope, write_json
+from autograder.grading import SuiteError, grade
+from autograder.result import gradescope, gradescope_failure, write_json
 from autograder.sandbox import MODES, Sandbox
 from autograder.worker import BUDGET_TIMEOUTS
 
@@ -20,7 +20,12 @@ def cmd_grade(args: argparse.Namespace) -> int:
     submission = Path(args.submission) if args.submission else assignment.starter
     if not submission.is_dir():
         raise UsageError(f"no such submission folder: {submission}")
-    result = grade(assignment, submission, Sandbox.detect(args.sandbox))
+    try:
+        result = grade(assignment, submission, Sandbox.detect(args.sandbox))
+    except SuiteError as error:
+        if args.json:  # a platform waiting for results.json still gets one
+            write_json(Path(args.json), gradescope_failure(str(error)))
+        raise
     print(report.summary(result))
     if args.json:
         write_json(Path(args.json), gradescope(result))
@@ -90,7 +95,8 @@ def parser() -> argparse.ArgumentParser:
         description="Grade SUBMISSION_DIR (default: the starter in "
         "assignments/ASSIGNMENT). Exits 0 whenever grading completed. "
         "Student code runs in a sandboxed worker; each call into it stops after the "
-        "assignment's timeout (5 s for masks-and-heads), and one submission may spend at "
+        "assignment's timeout (`timeout` in its suite.yaml, e.g. 5 s), and one submission may "
+        "spend at "
         f"most {BUDGET_TIMEOUTS} timeouts of waiting in all ({BUDGET_TIMEOUTS * 5} s at 5 s), "
         "so even a submission whose every function hangs is graded within about "
         f"{BUDGET_TIMEOUTS * 5 + 5} s.",
@@ -143,6 +149,12 @@ def main(argv: list[str] | None = None) -> int:
     except UsageError as error:
         print(f"autograder: error: {error}", file=sys.stderr)
         return 2
+    except SuiteError as error:
+        print(
+            f"autograder: the hidden suite is broken: {report.neutralise(str(error))}",
+            file=sys.stderr,
+        )
+        return 3
 
 
 if __name__ == "__main__":

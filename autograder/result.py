@@ -93,6 +93,16 @@ def gradescope(result: Result) -> dict[str, Any]:
     }
 
 
+def gradescope_failure(reason: str) -> dict[str, Any]:
+    """results.json when grading itself could not run: no score, and why."""
+    return {
+        "score": 0,
+        "output": f"Grading could not run (not a problem with your work): {reason}",
+        "visibility": "visible",
+        "tests": [],
+    }
+
+
 def write_json(path: Path, data: dict[str, Any]) -> None:
     """Write atomically, so a reader never sees half a file."""
     path = Path(path)

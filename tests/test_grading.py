@@ -170,3 +170,18 @@ def test_every_command_has_help(command):
         [sys.executable, "-m", "autograder", *command, "--help"], capture_output=True, text=True
     )
     assert done.returncode == 0 and "usage: autograder" in done.stdout
+
+
+def test_a_broken_suite_still_writes_results_json_and_exits_3(tmp_path, monkeypatch, capsys):
+    from autograder import grading
+
+    def broken(*args):
+        raise grading.SuiteError("masks-and-heads: the hidden suite did not run: ImportError")
+
+    monkeypatch.setattr(grading, "run_suite", broken)
+    out = tmp_path / "results.json"
+    assert main(["grade", SLUG, "--json", str(out)]) == 3
+    assert "the hidden suite is broken" in capsys.readouterr().err
+    results = json.loads(out.read_text())
+    jsonschema.validate(results, json.loads(SCHEMA.read_text()))
+    assert results["score"] == 0 and "not a problem with your work" in results["output"]
