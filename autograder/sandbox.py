@@ -301,6 +301,9 @@ def _uid_layer_possible() -> tuple[bool, str]:
 def _bwrap_base_args() -> list[str]:
     args = ["--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL"]
     args += ["--hostname", "sandbox", "--ro-bind", "/usr", "/usr"]
+    # /tmp first: the binds below may live under it (a virtual environment in /tmp) and
+    # must be mounted on top of the empty tmpfs, not hidden by it
+    args += ["--size", str(TMPFS_BYTES), "--tmpfs", "/tmp"]
     for name in ("lib", "lib64", "bin", "sbin"):
         if os.path.islink(f"/{name}"):
             args += ["--symlink", os.readlink(f"/{name}"), f"/{name}"]
@@ -314,8 +317,7 @@ def _bwrap_base_args() -> list[str]:
     grader = Path(__file__).resolve().parent
     if any(grader.is_relative_to(p) for p in _python_paths()):
         args += ["--tmpfs", str(grader)]  # an installed grader would show its suites
-    args += ["--proc", "/proc", "--dev", "/dev"]
-    return args + ["--size", str(TMPFS_BYTES), "--tmpfs", "/tmp"]
+    return args + ["--proc", "/proc", "--dev", "/dev"]
 
 
 @functools.cache

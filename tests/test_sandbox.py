@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import importlib.util
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -114,3 +116,15 @@ def test_the_benchmark_runs_and_the_full_sandbox_is_not_slow(capsys):
     assert set(median) == {"full", "fallback", "plain"}
     assert median["full"] <= 2 * bench.TARGET * median["plain"]
     assert "plain" in capsys.readouterr().out
+
+
+@pytest.mark.skipif(not shutil.which("bwrap"), reason="needs bubblewrap")
+def test_namespaces_work_for_a_virtual_environment_under_tmp(tmp_path):
+    """The sandbox's /tmp must not hide a Python that lives under /tmp (a venv in a CI job)."""
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(venv)], check=True)
+    probe = "from autograder.sandbox import Sandbox; print(Sandbox.detect().layers)"
+    done = subprocess.run(
+        [str(venv / "bin" / "python"), "-c", probe], capture_output=True, text=True, timeout=120
+    )
+    assert "'namespaces'" in done.stdout, done.stdout + done.stderr
