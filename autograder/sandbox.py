@@ -178,11 +178,12 @@ class Sandbox:
     def sweep(self) -> None:
         """Kill what escaped the session (a ``setsid`` daemon, a fork bomb's children).
 
-        Under bwrap the PID namespace dies with the worker. Otherwise: every process of the
-        sandbox uid, or without a uid, every process carrying this sandbox's marker in its
-        environment (best effort: a process could exec itself a new environment). Returns
-        once none is left alive, or after about a second."""
-        if self.mode == "plain" or (self.uid is None and self.bwrap):
+        Every process of the sandbox uid, or without a uid, every process carrying this
+        sandbox's marker in its environment (best effort: a process could exec itself a new
+        environment). Under bwrap the PID namespace dies with the worker too, but the kernel
+        does that asynchronously; the sweep waits until it is done. Returns once none is left
+        alive, or after about a second."""
+        if self.mode == "plain":
             return
         for _ in range(SWEEP_ROUNDS):
             left = self.left_behind()
