@@ -3,9 +3,9 @@
 Always returns a Result. Whatever the submission does, the only exceptions that escape are
 usage errors (no such folder) and faults in the grader or the suite themselves.
 
-Time is bounded: each call into student code stops after the assignment's ``timeout``
-(5 s for masks-and-heads), and the whole submission gets ``BUDGET_TIMEOUTS`` (6) timeouts'
-worth of waiting, 30 s; calls after that fail at once. So even a submission whose every
+Time is bounded: each call into student code stops after the ``timeout`` in the suite's
+suite.yaml (say 5 s), and the whole submission gets ``BUDGET_TIMEOUTS`` (6) timeouts' worth
+of waiting, 30 s at 5 s; calls after that fail at once. So even a submission whose every
 function hangs is graded in about 30 s plus a second or two of overhead.
 """
 
