@@ -236,7 +236,7 @@ def grade(key: dict, sheet: Path) -> tuple[list[TestResult], list[str]]:
         results.append(
             TestResult(
                 id=question["id"],
-                name=f"Q{number}. {question['ask'].splitlines()[0]}",
+                name=f"Q{number}. {question.get('title') or question['ask'].splitlines()[0]}",
                 part="part1",
                 score=score,
                 max_score=points,
