@@ -117,6 +117,7 @@ class Checker:
         catalogue = load_catalogue(self.assignment.suite / "mistakes.py")
         problems = catalogue.problems(self.assignment.functions)
         self.verify(not problems, "the catalogue covers every function", "; ".join(problems))
+        self.say(f"  grading {len(catalogue.variants)} catalogued variants...")
         self.graded = {v.name: self.grade_variant(v) for v in catalogue.variants}
         for variant in catalogue.correct:
             lost = [t.id for t in self.graded[variant.name].part("part2") if not t.passed]

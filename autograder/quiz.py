@@ -44,15 +44,14 @@ def read_sheet(path: Path) -> tuple[dict[str, Any], list[str]]:
     name = path.name
     if not os.path.lexists(path):
         return {}, [f"{name} was not found in the submission: Part 1 scores 0."]
+    not_plain = f"{name} is a link or not a plain file; it was not read: Part 1 scores 0."
     try:  # never follow a link: it could point at a grader's file, a FIFO or /dev/zero
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except OSError:
-        fd = -1
-    if fd < 0 or not stat.S_ISREG(os.fstat(fd).st_mode):
-        if fd >= 0:
-            os.close(fd)
-        return {}, [f"{name} is a link or not a plain file; it was not read: Part 1 scores 0."]
+        return {}, [not_plain]
     with os.fdopen(fd, "rb") as f:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return {}, [not_plain]
         raw = f.read(MAX_BYTES + 1)
     if len(raw) > MAX_BYTES:
         return {}, [f"{name} is larger than {MAX_BYTES // 1024} KiB; it was not read."]

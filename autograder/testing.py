@@ -75,14 +75,19 @@ def diagnose(got: Any) -> list[Variant]:
         expected = replay(ctx, ctx.reference, call)
     except Exception:
         return []  # the reference refuses this input: there is nothing to diagnose against
+    return [v for v, candidate in giving(ctx, call, got) if not matches(candidate, expected)]
+
+
+def giving(ctx: context.GradingContext, call: Call, got: Any) -> list[tuple[Variant, Any]]:
+    """Each catalogued mistake whose replay of ``call`` gives ``got``, with what it gave."""
     found = []
     for variant in ctx.diagnoser.mistakes:
         try:
             candidate = replay(ctx, ctx.diagnoser.module(variant), call)
         except Exception:
             continue  # this mistake fails loudly on this input: nothing to match
-        if matches(got, candidate) and not matches(candidate, expected):
-            found.append(variant)
+        if matches(got, candidate):
+            found.append((variant, candidate))
     return found
 
 
@@ -194,12 +199,4 @@ def diagnose_no_raise(got: Any, call: Call, type_name: str) -> list[Variant]:
             return []
     else:
         return []  # the reference does not raise here either: nothing to tell apart
-    found = []
-    for variant in ctx.diagnoser.mistakes:
-        try:
-            candidate = replay(ctx, ctx.diagnoser.module(variant), call)
-        except Exception:
-            continue
-        if matches(got, candidate):
-            found.append(variant)
-    return found
+    return [variant for variant, _ in giving(ctx, call, got)]
