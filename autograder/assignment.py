@@ -3,36 +3,58 @@
 assignments/<slug>/        what students get (generated stubs, blank sheet, handout)
 reference/<slug>/          the model submission, with solution markers
 autograder/suites/<slug>/  suite.yaml, quiz.yaml (the key), test_hidden.py, mistakes.py
+
+The first two make up the *course folder*. The grader never looks for it where it runs (a
+student's folder could hold a reference of its own); it is, in order: the folder the instructor
+names (``--course`` or ``AUTOGRADER_ROOT``), the copy built into an installed package
+(``autograder/course/``), or the source checkout the package itself lives in.
 """
 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from autograder import quiz, stubs
+from autograder import sheet, stubs
 
-SUITES = Path(__file__).resolve().parent / "suites"
+PACKAGE = Path(__file__).resolve().parent
+SUITES = PACKAGE / "suites"
+PACKAGED_COURSE = PACKAGE / "course"  # filled in by the package build (setup.py)
+CHECKOUT = PACKAGE.parent
+NO_COURSE = (
+    "this grader has no course material (the reference solutions), so it cannot grade here. "
+    "In a student repository, run the practice checks instead: `pytest` for the code, and the "
+    "answer-sheet check its README names; your grade comes from the course. Instructors: "
+    "install the grader from the course repository, or name it with --course COURSE_DIR."
+)
 
 
 class UsageError(Exception):
     """A mistake in how the command was called: one line, non-zero exit."""
 
 
-def find_root() -> Path:
-    """The course repository: $AUTOGRADER_ROOT, else the checkout this package lives in."""
-    env = os.environ.get("AUTOGRADER_ROOT")
-    candidates = [Path(env)] if env else []
-    candidates += [SUITES.parent.parent, Path.cwd(), *Path.cwd().parents]
-    for path in candidates:
-        if (path / "reference").is_dir() and (path / "assignments").is_dir():
-            return path.resolve()
-    raise UsageError("cannot find the course repository (set AUTOGRADER_ROOT)")
+def is_course(path: Path) -> bool:
+    return (path / "reference").is_dir() and (path / "assignments").is_dir()
+
+
+def find_root(named: Path | str | None = None) -> Path:
+    """The course folder: the one named (argument, then $AUTOGRADER_ROOT), else the copy
+    installed with the package, else this package's source checkout. Never the cwd."""
+    named = named or os.environ.get("AUTOGRADER_ROOT") or None
+    if named:
+        path = Path(named).expanduser()
+        if not is_course(path):
+            raise UsageError(f"{path} is not a course folder (no reference/ and assignments/)")
+        return path.resolve()
+    for path in (PACKAGED_COURSE, CHECKOUT):
+        if is_course(path) and (path is PACKAGED_COURSE or (path / "pyproject.toml").is_file()):
+            return path
+    raise UsageError(NO_COURSE)
 
 
 def slugs() -> list[str]:
@@ -42,33 +64,41 @@ def slugs() -> list[str]:
 @dataclass
 class Assignment:
     slug: str
-    root: Path
     title: str
     module: str
     functions: list[str]
     points: dict[str, float]
     timeout: float
+    suite: Path
+    # function -> the other functions its tests may call the student's own version of; the
+    # handout says so (e.g. multi-head attention graded with the student's own split_heads)
+    together: dict[str, list[str]] = field(default_factory=dict)
+    course: Path | None = None  # None: found by find_root() when first needed
 
     @classmethod
-    def load(cls, slug: str, root: Path | None = None) -> Assignment:
-        declaration = SUITES / slug / "suite.yaml"
+    def load(
+        cls, slug: str, root: Path | str | None = None, suites: Path = SUITES
+    ) -> Assignment:
+        declaration = suites / slug / "suite.yaml"
         if not declaration.is_file():
             known = ", ".join(slugs()) or "none"
             raise UsageError(f"unknown assignment {slug!r} (known: {known})")
         data: dict[str, Any] = yaml.safe_load(declaration.read_text())
         return cls(
             slug=slug,
-            root=root or find_root(),
             title=data["title"],
             module=data["module"],
             functions=list(data["functions"]),
             points={k: float(v) for k, v in data["points"].items()},
             timeout=float(data.get("timeout", 5)),
+            suite=suites / slug,
+            together={k: list(v) for k, v in (data.get("graded_together") or {}).items()},
+            course=Path(root) if root else None,
         )
 
-    @property
-    def suite(self) -> Path:
-        return SUITES / self.slug
+    @cached_property
+    def root(self) -> Path:
+        return find_root(self.course)
 
     @property
     def starter(self) -> Path:
@@ -88,12 +118,19 @@ class Assignment:
 
     @cached_property
     def reference_source(self) -> str:
-        return (self.reference / self.module_file).read_text()
+        path = self.reference / self.module_file
+        if not path.is_file():
+            raise UsageError(f"the reference solution of {self.slug} is missing: no {path}")
+        return path.read_text()
+
+    def graded_together(self, function: str, other: str) -> bool:
+        """May a test of ``function`` fail because of the student's own ``other``?"""
+        return function == other or other in self.together.get(function, [])
 
     def generated(self) -> dict[str, str]:
         """The starter files derived from the reference and the key: name -> content."""
         source = self.reference_source
         return {
             self.module_file: stubs.clear_solutions(source, str(self.reference / self.module_file)),
-            "answers.yaml": quiz.blank_sheet(self.key),
+            "answers.yaml": sheet.blank_sheet(sheet.describe(self.key)),
         }

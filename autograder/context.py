@@ -3,11 +3,18 @@
 ``student.causal_mask(4)`` in a hidden test looks like a plain call. It is sent to the worker,
 and the value that comes back is remembered with the call that produced it, so that a failed
 comparison can later replay the same call on every catalogued mistake.
+
+The grading plugin keeps its ``GradingContext`` on pytest's ``config.stash`` and makes it the
+*current* one only while a hidden test runs (``running``), so the suite API
+(``autograder.testing``) finds it without any state that outlives the test.
 """
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import types
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -84,5 +91,47 @@ class GradingContext:
         return value
 
 
-# The context of the grading run in progress; the suite API (autograder.testing) reads it.
-active: GradingContext | None = None
+class SuiteFault(Exception):
+    """Trusted code failed (the reference, the suite's own code): never the student's doing."""
+
+
+class Reference:
+    """The reference module as hidden tests see it: when it raises, the suite is broken."""
+
+    def __init__(self, module: types.ModuleType) -> None:
+        self._module = module
+
+    def __getattr__(self, name: str) -> Any:
+        value = getattr(self._module, name)
+        if not callable(value):
+            return value
+
+        def trusted(*args: Any, **kwargs: Any) -> Any:
+            try:
+                return value(*args, **kwargs)
+            except Exception as error:
+                raise SuiteFault(
+                    f"the reference's {name} raised {type(error).__name__}: {error}"
+                ) from error
+
+        return trusted
+
+
+_current: contextvars.ContextVar[GradingContext | None] = contextvars.ContextVar(
+    "autograder_grading_context", default=None
+)
+
+
+def current() -> GradingContext | None:
+    """The context of the hidden test running now, if any."""
+    return _current.get()
+
+
+@contextlib.contextmanager
+def running(context: GradingContext) -> Iterator[GradingContext]:
+    """Make ``context`` the current one for the span of one test, then restore."""
+    token = _current.set(context)
+    try:
+        yield context
+    finally:
+        _current.reset(token)

@@ -14,12 +14,14 @@ from __future__ import annotations
 import contextlib
 import io
 import os
+import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from autograder import context, quiz
+from autograder import quiz
 from autograder.assignment import Assignment, UsageError
 from autograder.context import GradingContext
 from autograder.mistakes import Diagnoser, load_catalogue, module_from_source
@@ -75,8 +77,11 @@ def run_suite(
     assignment: Assignment, submission: Path, sandbox: Sandbox, notices: list[str]
 ) -> list[TestResult]:
     source = assignment.reference_source
-    reference = module_from_source(source, f"reference {assignment.slug}")
-    diagnoser = Diagnoser(load_catalogue(assignment.suite / "mistakes.py"), source)
+    try:
+        reference = module_from_source(source, f"reference {assignment.slug}")
+        diagnoser = Diagnoser(load_catalogue(assignment.suite / "mistakes.py"), source)
+    except Exception as error:
+        raise SuiteError(f"{assignment.slug}: the reference or the catalogue fails: {error}") from error
     if not (submission / assignment.module_file).is_file():
         found = sorted(p.name for p in submission.glob("*.py"))[:10]
         hint = f" (found: {', '.join(found)}; rename yours)" if found else ""
@@ -84,23 +89,67 @@ def run_suite(
             f"{assignment.module_file} was not found in the submission{hint}: Part 2 scores 0."
         )
     with Worker(submission, assignment.module, sandbox, assignment.timeout) as worker:
-        grading = GradingContext(worker=worker, reference=reference, diagnoser=diagnoser)
-        plugin = GradingPlugin(grading)
-        context.active = grading
-        try:
-            printed = run_pytest(assignment.suite / "test_hidden.py", plugin)
-        finally:
-            context.active = None
-    if plugin.errors or not plugin.results:
-        detail = "; ".join(plugin.errors) or printed.strip()[-2000:]
+        plugin = GradingPlugin(
+            GradingContext(worker=worker, reference=reference, diagnoser=diagnoser)
+        )
+        printed = run_pytest(assignment.suite / "test_hidden.py", plugin)
+    problems = plugin.errors + incomplete(assignment, plugin)
+    if problems:
+        detail = "; ".join(problems) or printed.strip()[-2000:]
         raise SuiteError(neutralise(f"{assignment.slug}: the hidden suite did not run: {detail}"))
     if worker.import_problem:
         notices.append(str(worker.import_problem))
     return plugin.results
 
 
+def incomplete(assignment: Assignment, plugin: GradingPlugin) -> list[str]:
+    """What keeps the recorded tests from being the whole suite, worth the declared points."""
+    recorded = sorted(t.id for t in plugin.results)
+    if not recorded:
+        return ["no hidden test ran"]
+    if recorded != sorted(plugin.collected):
+        missing = sorted(set(plugin.collected) - set(recorded))
+        return [f"{len(recorded)} tests recorded of {len(plugin.collected)} collected "
+                f"(not recorded: {', '.join(missing[:5]) or 'none'})"]
+    total = sum(t.max_score for t in plugin.results)
+    declared = assignment.points.get("part2", 0.0)
+    if total != declared:
+        return [f"the tests are worth {total:g} points, but suite.yaml declares {declared:g}"]
+    return []
+
+
+@contextlib.contextmanager
+def hermetic_environment() -> Iterator[None]:
+    """For the span of one run, none of the caller's PYTEST_* settings (PYTEST_ADDOPTS could
+    deselect tests, PYTEST_PLUGINS add hooks) and no plugins loaded by entry point."""
+    saved = {k: v for k, v in os.environ.items() if k.startswith("PYTEST_")}
+    for name in saved:
+        del os.environ[name]
+    os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
+    try:
+        yield
+    finally:
+        for name in [k for k in os.environ if k.startswith("PYTEST_")]:
+            del os.environ[name]
+        os.environ.update(saved)
+
+
+@contextlib.contextmanager
+def imported_afresh(folder: Path) -> Iterator[None]:
+    """Forget the suite's modules after the run: pytest's importlib mode would otherwise hand
+    the next run, of another suite whose file is also test_hidden.py, this one's module."""
+    try:
+        yield
+    finally:
+        for name, module in list(sys.modules.items()):
+            file = getattr(module, "__file__", None) or ""
+            if file and Path(file).resolve().is_relative_to(folder.resolve()):
+                del sys.modules[name]
+
+
 def run_pytest(path: Path, plugin: GradingPlugin) -> str:
-    """Run one suite file in this process, quietly, ignoring any project configuration.
+    """Run one suite file in this process, quietly, with no configuration but ours: no ini
+    file, no conftest, no PYTEST_ADDOPTS, and no plugin but the grading one.
 
     Returns what pytest printed, for the error message when the suite itself is broken."""
     args = [
@@ -119,6 +168,13 @@ def run_pytest(path: Path, plugin: GradingPlugin) -> str:
         "ignore::pytest.PytestAssertRewriteWarning",
     ]
     printed = io.StringIO()
-    with contextlib.redirect_stdout(printed), contextlib.redirect_stderr(printed):
-        pytest.main(args, plugins=[plugin])
+    with (
+        contextlib.redirect_stdout(printed),
+        contextlib.redirect_stderr(printed),
+        hermetic_environment(),
+        imported_afresh(path.parent),
+    ):
+        code = pytest.main(args, plugins=[plugin])
+    if code not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
+        plugin.errors.append(f"pytest stopped with {code!r}: {printed.getvalue()[-1500:]}")
     return printed.getvalue()

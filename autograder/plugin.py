@@ -1,67 +1,93 @@
 """The pytest plugin that runs a hidden suite in the trusted process and records the outcomes.
 
 Small hooks, plain functions: fixtures hand tests the student proxy and the reference; the
-report hook turns each test's exception into a ``TestResult`` with a message for the student.
+report hook turns each test's exception into a ``TestResult`` with a message for the student,
+or, when trusted code failed (the reference, the suite itself), into an error of the suite.
+The grading context lives on ``config.stash`` and is current only while a test runs.
 """
 
 from __future__ import annotations
 
 import zlib
+from collections.abc import Generator
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
 
-from autograder.context import GradingContext, Student, TestLog
+from autograder import context
+from autograder.context import GradingContext, Reference, Student, SuiteFault, TestLog
 from autograder.result import TestResult
 from autograder.testing import Feedback
 from autograder.worker import StudentProblem
 
+GRADING = pytest.StashKey[GradingContext]()
+ENGINE = Path(__file__).resolve().parent
+# Exceptions that only a mistake in the suite's own code raises, whatever the student returned.
+SUITE_MISTAKES = (NameError, ImportError, SyntaxError, RecursionError, SuiteFault)
+
 
 class GradingPlugin:
-    def __init__(self, context: GradingContext) -> None:
-        self.context = context
+    def __init__(self, grading: GradingContext) -> None:
+        self.grading = grading
         self.results: list[TestResult] = []
-        self.errors: list[str] = []  # collection problems: a broken suite, not a student
+        self.collected: list[str] = []
+        self.errors: list[str] = []  # a broken suite, not a student
 
     def pytest_configure(self, config: pytest.Config) -> None:
+        config.stash[GRADING] = self.grading
         config.addinivalue_line("markers", "points(value, checks): points and checked function")
         config.option.tbstyle = "native"  # nobody reads pytest's tracebacks; skip the rich ones
 
     @pytest.fixture
-    def student(self) -> Student:
-        return Student(self.context)
+    def student(self, request: pytest.FixtureRequest) -> Student:
+        return Student(request.config.stash[GRADING])
 
     @pytest.fixture
-    def reference(self) -> Any:
-        return self.context.reference
+    def reference(self, request: pytest.FixtureRequest) -> Any:
+        return Reference(request.config.stash[GRADING].reference)
 
     @pytest.fixture
     def rng(self, request: pytest.FixtureRequest) -> np.random.Generator:
         """Inputs are random but fixed per test: same submission, same result."""
         return np.random.default_rng(zlib.crc32(request.node.name.encode()))
 
-    def pytest_runtest_setup(self, item: pytest.Item) -> None:
-        self.context.log = TestLog()
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_protocol(self, item: pytest.Item) -> Generator[None, object, object]:
+        grading = item.config.stash[GRADING]
+        grading.log = TestLog()
+        with context.running(grading):
+            return (yield)
 
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
         if report.failed:
             self.errors.append(f"the hidden suite could not be loaded: {report.longreprtext}")
 
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        self.collected = [item.name for item in session.items]
+
+    def pytest_deselected(self, items: list[pytest.Item]) -> None:
+        self.errors.append(f"{len(items)} hidden test(s) were deselected")
+
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo) -> Any:
         outcome = yield
         report = outcome.get_result()
-        if report.when == "call" or (report.when == "setup" and report.failed):
-            self.results.append(self.record(item, call))
+        if report.when == "setup" and report.failed:
+            self.errors.append(f"{item.name}: its set-up failed: {report.longreprtext[-500:]}")
+        elif report.when == "call":
+            self.record(item, call)
 
-    def record(self, item: pytest.Item, call: pytest.CallInfo) -> TestResult:
+    def record(self, item: pytest.Item, call: pytest.CallInfo) -> None:
         marker = item.get_closest_marker("points")
         if marker is None:
-            raise pytest.UsageError(f"{item.name} has no @points marker")
+            self.errors.append(f"{item.name} has no @points marker")
+            return
         value = float(marker.args[0])
         checks = str(marker.kwargs.get("checks", ""))
         doc = (getattr(item, "obj", None).__doc__ or item.name).strip().splitlines()[0]
+        grading = item.config.stash[GRADING]
         result = TestResult(
             id=item.name,
             name=f"{checks}: {doc}",
@@ -70,13 +96,35 @@ class GradingPlugin:
             max_score=value,
             outcome="passed",
             checks=checks,
-            printed="\n".join(self.context.log.output),
+            printed="\n".join(grading.log.output),
         )
         if call.excinfo is None:
             result.score = value
+        elif trusted_fault(call.excinfo, grading.log):
+            error = call.excinfo.value
+            self.errors.append(f"{item.name}: {type(error).__name__}: {str(error)[:300]}")
         else:
             result.outcome, result.message, result.mistakes = verdict(call.excinfo.value)
-        return result
+        self.results.append(result)
+
+
+def trusted_fault(excinfo: pytest.ExceptionInfo, log: TestLog) -> bool:
+    """Did trusted code fail, rather than a check of what the student's code returned?
+
+    So it did when the reference raised, when the error is one only code can make (a
+    NameError...), when the engine itself raised, or when nothing came back from the student's
+    code for the test to trip over."""
+    error = excinfo.value
+    if isinstance(error, Feedback | StudentProblem):
+        return False
+    if isinstance(error, SUITE_MISTAKES):
+        return True
+    if isinstance(error, AssertionError):
+        return False  # a plain assert in the test: a check that failed
+    innermost = Path(excinfo.traceback[-1].path)
+    if innermost.parent == ENGINE:
+        return True
+    return not log.calls
 
 
 def verdict(error: BaseException) -> tuple[str, str, list[str]]:

@@ -67,7 +67,7 @@ def diagnose(got: Any) -> list[Variant]:
     the student's code (``merge_heads(split_heads(X, h))``), the variant replays that call too,
     so a mistake is recognised whichever of the chained functions it is in.
     """
-    ctx = context.active
+    ctx = context.current()
     call = ctx.log.origin(got) if ctx else None
     if ctx is None or call is None:
         return []
@@ -119,7 +119,7 @@ def pick(value: Any, path: tuple[int, ...]) -> Any:
 
 def last_call() -> tuple[Any, Call | None]:
     """The most recent call into the student's code that returned, and what it returned."""
-    ctx = context.active
+    ctx = context.current()
     for value, call in reversed(ctx.log.calls.values()) if ctx else ():
         if not call.path:
             return value, call
@@ -127,7 +127,7 @@ def last_call() -> tuple[Any, Call | None]:
 
 
 def described(got: Any) -> str:
-    ctx = context.active
+    ctx = context.current()
     call = ctx.log.origin(got) if ctx else None
     return call.describe(show) if call else "your function"
 
@@ -189,7 +189,7 @@ def raises(type_name: str) -> Iterator[None]:
 def diagnose_no_raise(got: Any, call: Call, type_name: str) -> list[Variant]:
     """Catalogued mistakes that return what the student's code returned, on a call where the
     reference raises ``type_name``."""
-    ctx = context.active
+    ctx = context.current()
     if ctx is None:
         return []
     try:

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from hostile import SLUG, submission
 
-from autograder import quiz
+from autograder import quiz, sheet
 from autograder.assignment import Assignment
 from autograder.grading import grade
 from autograder.sandbox import Sandbox
@@ -49,7 +49,8 @@ def write(folder: Path, content: str | bytes) -> Path:
 @pytest.mark.parametrize("case", sorted(SHEETS))
 def test_a_bad_sheet_gives_a_clear_message(tmp_path, case):
     content, words = SHEETS[case]
-    answers, problems = quiz.read_sheet(write(tmp_path, content))
+    read = sheet.read_sheet(write(tmp_path, content))
+    answers, problems = read.answers, read.problems
     assert any(words in p for p in problems), problems
     assert all(len(p) < 500 for p in problems)
     assert all(not isinstance(v, str) or len(v) < 1000 for v in answers.values())
@@ -57,8 +58,9 @@ def test_a_bad_sheet_gives_a_clear_message(tmp_path, case):
 
 def test_one_typo_costs_one_question(tmp_path):
     good = (Assignment.load(SLUG).reference / "answers.yaml").read_text()
-    sheet = good.replace("head_width: 4", "head_width: : 4")
-    answers, problems = quiz.read_sheet(write(tmp_path, sheet))
+    typo = good.replace("head_width: 4", "head_width: : 4")
+    read = sheet.read_sheet(write(tmp_path, typo))
+    answers, problems = read.answers, read.problems
     assert "head_width" not in answers and answers["third_token_positions"] == 3
     assert any("read one by one" in p for p in problems)
 
@@ -66,29 +68,31 @@ def test_one_typo_costs_one_question(tmp_path):
 def test_a_python_tag_is_never_run(tmp_path):
     marker = tmp_path / "ran"
     write(tmp_path, f"x: !!python/object/apply:os.system ['touch {marker}']\n")
-    quiz.read_sheet(tmp_path / "answers.yaml")
+    sheet.read_sheet(tmp_path / "answers.yaml")
     assert not marker.exists()
 
 
 @pytest.mark.parametrize("target", ["/etc/passwd", "/dev/zero"])
 def test_a_linked_sheet_is_not_followed(tmp_path, target):
     (tmp_path / "answers.yaml").symlink_to(target)
-    answers, problems = quiz.read_sheet(tmp_path / "answers.yaml")
+    read = sheet.read_sheet(tmp_path / "answers.yaml")
+    answers, problems = read.answers, read.problems
     assert answers == {} and "not a plain file" in problems[0]
 
 
 def test_a_fifo_sheet_does_not_hang(tmp_path):
     os.mkfifo(tmp_path / "answers.yaml")
-    answers, problems = quiz.read_sheet(tmp_path / "answers.yaml")
+    read = sheet.read_sheet(tmp_path / "answers.yaml")
+    answers, problems = read.answers, read.problems
     assert answers == {} and "not a plain file" in problems[0]
 
 
 def test_wrong_types_score_zero_with_a_message(tmp_path):
-    sheet = (
+    content = (
         "third_token_positions: {a: 1}\nunmasked_weights: hello\n"
         "forbidden_keep_weight: [1, 2]\nbig_model_heads: 7\nhead_width: [[[1]]]\n"
     )
-    results, _ = quiz.grade(Assignment.load(SLUG).key, write(tmp_path, sheet))
+    results, _ = quiz.grade(Assignment.load(SLUG).key, write(tmp_path, content))
     by_id = {r.id: r for r in results}
     for key in ("third_token_positions", "unmasked_weights", "forbidden_keep_weight"):
         assert by_id[key].score == 0 and by_id[key].message, key

@@ -160,9 +160,8 @@ def student(request):
         reference=module_from_source(REFERENCE, "reference"),
         diagnoser=Diagnoser(tiny, REFERENCE),
     )
-    context.active = ctx
-    yield context.Student(ctx)
-    context.active = None
+    with context.running(ctx):
+        yield context.Student(ctx)
 
 
 X = np.array([[1.0, 2.0], [3.0, -4.0]])

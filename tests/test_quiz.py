@@ -3,6 +3,7 @@
 import pytest
 
 from autograder import quiz
+from autograder import sheet as quiz_sheet
 from autograder.assignment import Assignment
 
 NUMBER = {"type": "number", "answer": 4, "idea": "Heads split the width."}
@@ -84,7 +85,7 @@ def test_grading_a_sheet(tmp_path):
 
 def test_blank_sheet_lists_every_question_with_its_text():
     key = Assignment.load("masks-and-heads").key
-    sheet = quiz.blank_sheet(key)
+    sheet = quiz_sheet.blank_sheet(quiz_sheet.describe(key))
     for question in key["questions"]:
         assert f"{question['id']}:" in sheet
         assert question["ask"].splitlines()[0] in sheet
