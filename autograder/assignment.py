@@ -76,9 +76,7 @@ class Assignment:
     course: Path | None = None  # None: found by find_root() when first needed
 
     @classmethod
-    def load(
-        cls, slug: str, root: Path | str | None = None, suites: Path = SUITES
-    ) -> Assignment:
+    def load(cls, slug: str, root: Path | str | None = None, suites: Path = SUITES) -> Assignment:
         declaration = suites / slug / "suite.yaml"
         if not declaration.is_file():
             known = ", ".join(slugs()) or "none"

@@ -81,7 +81,8 @@ def run_suite(
         reference = module_from_source(source, f"reference {assignment.slug}")
         diagnoser = Diagnoser(load_catalogue(assignment.suite / "mistakes.py"), source)
     except Exception as error:
-        raise SuiteError(f"{assignment.slug}: the reference or the catalogue fails: {error}") from error
+        problem = f"{assignment.slug}: the reference or the catalogue fails: {error}"
+        raise SuiteError(problem) from error
     if not (submission / assignment.module_file).is_file():
         found = sorted(p.name for p in submission.glob("*.py"))[:10]
         hint = f" (found: {', '.join(found)}; rename yours)" if found else ""
@@ -109,8 +110,10 @@ def incomplete(assignment: Assignment, plugin: GradingPlugin) -> list[str]:
         return ["no hidden test ran"]
     if recorded != sorted(plugin.collected):
         missing = sorted(set(plugin.collected) - set(recorded))
-        return [f"{len(recorded)} tests recorded of {len(plugin.collected)} collected "
-                f"(not recorded: {', '.join(missing[:5]) or 'none'})"]
+        return [
+            f"{len(recorded)} tests recorded of {len(plugin.collected)} collected "
+            f"(not recorded: {', '.join(missing[:5]) or 'none'})"
+        ]
     total = sum(t.max_score for t in plugin.results)
     declared = assignment.points.get("part2", 0.0)
     if total != declared:

@@ -31,6 +31,7 @@ MAX_BYTES = 64 * 1024
 MAX_DEPTH = 4
 NOT_ANSWERED = "not answered"
 TOP_LEVEL_KINDS = {list: "a list", int: "a number", float: "a number", str: "text"}
+TOP_LEVEL_KINDS[bool] = "a yes/no"
 HEADER = [
     "# Part 1: answer each question by replacing `null` with your answer.",
     '# Numbers may be written 4, 4.0, "4" or 2/3 (decimals with a point: 0.5, not 0,5);',
