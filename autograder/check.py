@@ -3,10 +3,11 @@
 It grades the reference, the starter and every catalogued variant, and fails unless:
 the reference gets full marks; the starter gets 0 (stubs on Part 2, blank sheet on Part 1);
 the starter files equal what the reference and the key generate; the public tests pass on the
-reference; every known mistake loses points on the function it breaks; every "also correct"
-form gets full marks; the feedback on every mistake names it (alone, on a test of the function
-it breaks); and every hidden test is failed by at least one known mistake. It prints a table
-of mistakes against the tests that caught them.
+reference; every known mistake loses points on the function it breaks, and only there (or on
+a function the suite grades together with it); every "also correct" form gets full marks; the
+feedback on every mistake names it (alone, on a test of the function it breaks); every hidden
+test is failed by at least one known mistake; and no quiz answer is printed in what students
+get. It prints a table of mistakes against the tests that caught them.
 """
 
 from __future__ import annotations
@@ -30,11 +31,17 @@ from autograder.stubs import has_markers
 
 class Checker:
     def __init__(
-        self, assignment: Assignment, sandbox: Sandbox, say: Callable[[str], None] = print
+        self,
+        assignment: Assignment,
+        sandbox: Sandbox,
+        say: Callable[[str], None] = print,
+        cache: dict[str, Result] | None = None,
     ) -> None:
         self.assignment, self.sandbox, self.say = assignment, sandbox, say
         self.failures: list[str] = []
         self.graded: dict[str, Result] = {}  # variant name -> its grading, once checked
+        # gradings by fingerprint, which a caller checking again may share between checkers
+        self.cache: dict[str, Result] = {} if cache is None else cache
 
     def verify(self, ok: bool, what: str, detail: str = "") -> None:
         self.say(f"  [{'ok' if ok else 'FAIL'}] {what}" + (f": {detail}" if detail else ""))
@@ -124,6 +131,7 @@ class Checker:
             self.verify(not lost, f"also correct: {variant.name} gets full marks", ", ".join(lost))
         for variant in catalogue.mistakes:
             self.check_mistake(variant, self.graded[variant.name].part("part2"))
+            self.check_charges(variant, self.graded[variant.name].part("part2"))
         tests = reference.part("part2")
         for test in tests:
             caught = [v.name for v in catalogue.mistakes if failed(self.graded[v.name], test.id)]
@@ -156,12 +164,31 @@ class Checker:
             detail = "no failed test names it"
         self.verify(not detail, f"mistake {variant.name} is named in its own feedback", detail)
 
+    def check_charges(self, variant: Variant, tests: list[TestResult]) -> None:
+        """A mistake in one function must not cost the tests of another, unless the suite
+        grades the two together: a test builds its inputs with the reference."""
+        a = self.assignment
+        wrongly = [
+            f"{t.id} (charged to {t.checks})"
+            for t in tests
+            if not t.passed and not a.graded_together(t.checks, variant.replaces)
+        ]
+        self.verify(
+            not wrongly,
+            f"mistake {variant.name} costs only tests of {variant.replaces}",
+            f"also fails {', '.join(wrongly)}: build that test's inputs with the reference, "
+            "or declare the functions graded_together in suite.yaml"
+            if wrongly
+            else "",
+        )
+
     def grade_variant(self, variant: Variant) -> Result:
         """Grade a variant as a submission: the reference with one function replaced.
 
         A variant's grading depends only on its source, the reference's answers, the suite's
-        files, the sandbox and the timeout; one already graded with the same inputs in this
-        process (a long-lived process checking again, as the engine's own tests do) is reused.
+        files, the sandbox and the timeout; one already graded with the same inputs and kept
+        in ``cache`` (a long-lived process checking again, as the engine's own tests do) is
+        reused.
         """
         a = self.assignment
         files = {
@@ -169,15 +196,12 @@ class Checker:
             "answers.yaml": (a.reference / "answers.yaml").read_text(),
         }
         key = fingerprint(files, a, self.sandbox)
-        if key not in _graded:
+        if key not in self.cache:
             with tempfile.TemporaryDirectory() as tmp:
                 for name, content in files.items():
                     (Path(tmp) / name).write_text(content)
-                _graded[key] = self.grade(Path(tmp))
-        return copy.deepcopy(_graded[key])
-
-
-_graded: dict[str, Result] = {}
+                self.cache[key] = self.grade(Path(tmp))
+        return copy.deepcopy(self.cache[key])
 
 
 def fingerprint(files: dict[str, str], assignment: Assignment, sandbox: Sandbox) -> str:
@@ -192,8 +216,13 @@ def fingerprint(files: dict[str, str], assignment: Assignment, sandbox: Sandbox)
     return digest.hexdigest()
 
 
-def check(assignment: Assignment, sandbox: Sandbox, say: Callable[[str], None] = print) -> bool:
-    checker = Checker(assignment, sandbox, say)
+def check(
+    assignment: Assignment,
+    sandbox: Sandbox,
+    say: Callable[[str], None] = print,
+    cache: dict[str, Result] | None = None,
+) -> bool:
+    checker = Checker(assignment, sandbox, say, cache)
     ok = checker.run()
     say(f"{assignment.slug}: {'OK' if ok else f'{len(checker.failures)} problem(s)'}\n")
     return ok

@@ -1,13 +1,16 @@
 """`autograder check` is green on the repository and red when an assignment is broken."""
 
 import shutil
+import textwrap
 from pathlib import Path
 
 import pytest
 
-from autograder.assignment import find_root
-from autograder.check import Checker
+from autograder.assignment import SUITES, Assignment, find_root
+from autograder.check import Checker, check
 from autograder.cli import main
+from autograder.grading import grade
+from autograder.sandbox import Sandbox
 
 SLUG = "masks-and-heads"
 
@@ -27,11 +30,55 @@ def run_check(capsys) -> tuple[int, str]:
     return code, capsys.readouterr().out
 
 
-def test_check_is_green_on_the_repository(capsys):
-    code, out = run_check(capsys)
-    assert code == 0, out
+def test_check_is_green_on_the_repository(check_cache):
+    lines: list[str] = []
+    ok = check(Assignment.load(SLUG), Sandbox.detect("fallback"), lines.append, check_cache)
+    out = "\n".join(lines)
+    assert ok, out
     assert f"{SLUG}: OK" in out
     assert "FAIL" not in out
+
+
+MERGE_SUITE = """
+from autograder.testing import expect, points
+
+
+@points(70, checks="merge_heads")
+def test_merge_undoes_split(student, reference, rng):
+    \"""merge_heads(split_heads(X, h)) gives X back\"""
+    X = rng.normal(size=(6, 24))
+    expect(student.merge_heads({split}.split_heads(X, 3)), X)
+"""
+
+SPLIT_MISTAKE = """
+from autograder.mistakes import Catalogue
+
+catalogue = Catalogue()
+
+
+@catalogue.mistake("split-by-reshape", replaces="split_heads", why="Rows.", hint="Columns.")
+def split_by_reshape(X, h):
+    return X.reshape(h, len(X), X.shape[1] // h)
+"""
+
+
+@pytest.mark.parametrize("split", ["student", "reference"])
+def test_check_flags_a_test_that_fails_for_another_functions_mistake(tmp_path, split):
+    """A merge_heads test that splits with the student's split_heads loses merge_heads points
+    under a split_heads mistake: check says so. Built with the reference's, it does not."""
+    suite = tmp_path / SLUG
+    shutil.copytree(SUITES / SLUG, suite)
+    (suite / "test_hidden.py").write_text(MERGE_SUITE.format(split=split))
+    (suite / "mistakes.py").write_text(textwrap.dedent(SPLIT_MISTAKE))
+    assignment = Assignment.load(SLUG, suites=tmp_path)
+    box = Sandbox.detect("fallback")
+    checker = Checker(assignment, box, say=lambda line: None)
+    checker.check_catalogue(grade(assignment, assignment.reference, box))
+    flagged = (
+        "mistake split-by-reshape costs only tests of split_heads: also fails "
+        "test_merge_undoes_split (charged to merge_heads)"
+    )
+    assert any(f.startswith(flagged) for f in checker.failures) == (split == "student")
 
 
 def test_check_fails_when_a_stub_drifts_from_the_reference(course: Path, capsys):

@@ -29,10 +29,10 @@ def catalogue(assignment):
 
 
 @pytest.fixture(scope="module")
-def checked(assignment):
+def checked(assignment, check_cache):
     """One full `autograder check` of the assignment: (ok, printed lines, the checker)."""
     lines: list[str] = []
-    checker = Checker(assignment, Sandbox.detect("fallback"), lines.append)
+    checker = Checker(assignment, Sandbox.detect("fallback"), lines.append, check_cache)
     return checker.run(), lines, checker
 
 
@@ -119,7 +119,6 @@ def run_catalogue_check(assignment, reference_result, monkeypatch, catalogue):
     """check_catalogue with this catalogue in place of the suite's, for grading too."""
     monkeypatch.setattr(checking, "load_catalogue", lambda path: catalogue)
     monkeypatch.setattr(grading, "load_catalogue", lambda path: catalogue)
-    monkeypatch.setattr(checking, "_graded", {})  # gradings diagnosed with the real catalogue
     checker = Checker(assignment, Sandbox.detect("fallback"), say=lambda line: None)
     checker.check_catalogue(reference_result)
     return checker.failures

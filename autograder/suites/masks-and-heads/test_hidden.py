@@ -2,7 +2,10 @@
 
 Dimensions are chosen to expose bugs: d_model = 24 with h = 3 gives d_head = 8, so d_head,
 sqrt(d_head), d_model and sqrt(d_model) all differ; T >= 5; query and key lengths differ
-where the function allows it. Expected values come from the reference at grading time.
+where the function allows it. Expected values come from the reference at grading time, and
+so do the inputs a test of one function needs from another (split heads for merge_heads):
+a mistake costs only the tests of its own function. multi_head_attention is graded as a
+whole, with the student's own helpers (suite.yaml's graded_together; the handout says so).
 
 Tolerance: rtol 1e-5 and atol 1e-7 (the engine's default), except for multi-head attention,
 whose outputs go through four projections: there atol is 1e-6, so that a correct float32
@@ -164,11 +167,11 @@ def test_merge_heads_values(student, reference, rng):
 
 
 @points(4, checks="merge_heads")
-def test_merge_undoes_split(student, rng):
-    """merge_heads(split_heads(X, h)) gives X back"""
+def test_merge_undoes_split(student, reference, rng):
+    """merge_heads undoes split_heads: merge_heads(split_heads(X, h)) gives X back"""
     X = rng.normal(size=(T, D_MODEL))
-    for h in (HEADS, 4):
-        expect(student.merge_heads(student.split_heads(X, h)), X)
+    for h in (HEADS, 4):  # split by the reference: a wrong split_heads must not cost merge_heads
+        expect(student.merge_heads(reference.split_heads(X, h)), X)
 
 
 # -- multi_head_attention: 20 ---------------------------------------------------------------
