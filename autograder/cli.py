@@ -16,7 +16,7 @@ from autograder.worker import BUDGET_TIMEOUTS
 
 
 def cmd_grade(args: argparse.Namespace) -> int:
-    assignment = Assignment.load(args.assignment)
+    assignment = Assignment.load(args.assignment, args.course)
     submission = Path(args.submission) if args.submission else assignment.starter
     if not submission.is_dir():
         raise UsageError(f"no such submission folder: {submission}")
@@ -37,13 +37,13 @@ def cmd_check(args: argparse.Namespace) -> int:
     names = [args.assignment] if args.assignment else slugs()
     ok = True
     for name in names:
-        ok &= checking.check(Assignment.load(name), Sandbox.detect(args.sandbox))
+        ok &= checking.check(Assignment.load(name, args.course), Sandbox.detect(args.sandbox))
     return 0 if ok else 1
 
 
 def cmd_generate(args: argparse.Namespace) -> int:
     for name in [args.assignment] if args.assignment else slugs():
-        assignment = Assignment.load(name)
+        assignment = Assignment.load(name, args.course)
         for filename, content in assignment.generated().items():
             path = assignment.starter / filename
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -82,6 +82,15 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     return 0
 
 
+def add_course_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--course",
+        metavar="COURSE_DIR",
+        help="the course folder holding reference/ and assignments/ (default: the copy "
+        "installed with the grader, or its source checkout; never the current folder)",
+    )
+
+
 def parser() -> argparse.ArgumentParser:
     top = argparse.ArgumentParser(
         prog="autograder",
@@ -112,6 +121,7 @@ def parser() -> argparse.ArgumentParser:
         default="auto",
         help="isolation: auto (strongest available), fallback, or plain",
     )
+    add_course_option(p)
     p.set_defaults(run=cmd_grade)
 
     p = sub.add_parser(
@@ -122,6 +132,7 @@ def parser() -> argparse.ArgumentParser:
     )
     p.add_argument("assignment", metavar="ASSIGNMENT", nargs="?", help="one assignment slug")
     p.add_argument("--sandbox", choices=MODES, default="auto", help="isolation for the workers")
+    add_course_option(p)
     p.set_defaults(run=cmd_check)
 
     p = sub.add_parser(
@@ -131,6 +142,7 @@ def parser() -> argparse.ArgumentParser:
         "and the blank answers.yaml from the quiz key.",
     )
     p.add_argument("assignment", metavar="ASSIGNMENT", nargs="?", help="one assignment slug")
+    add_course_option(p)
     p.set_defaults(run=cmd_generate)
 
     p = sub.add_parser(
