@@ -21,6 +21,7 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
+from autograder import leaks
 from autograder.assignment import Assignment
 from autograder.grading import grade
 from autograder.mistakes import Variant, load_catalogue
@@ -55,6 +56,7 @@ class Checker:
         a = self.assignment
         self.say(f"checking {a.slug} ({a.title})")
         self.check_generated()
+        self.check_no_printed_answers()
         reference = self.grade(a.reference)
         lost = [
             f"{t.id} ({t.message.splitlines()[0] if t.message else t.outcome})"
@@ -88,6 +90,15 @@ class Checker:
             and has_markers(p.read_text(errors="replace"))
         ]
         self.verify(not leaked, "no solution markers in the starter", ", ".join(leaked))
+
+    def check_no_printed_answers(self) -> None:
+        """A telling quiz answer must not appear in the handout, stubs, public tests or sheet."""
+        found = leaks.printed(self.assignment.key, self.assignment.starter)
+        self.verify(
+            not found,
+            "no quiz answer is printed in what students get",
+            "; ".join(found[:5]) + ": use other numbers there" if found else "",
+        )
 
     def check_points(self, reference: Result) -> None:
         for part, declared in self.assignment.points.items():

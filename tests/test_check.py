@@ -117,3 +117,32 @@ def test_check_fails_when_a_solution_marker_leaks_into_the_starter(course: Path,
     code, out = run_check(capsys)
     assert code == 1
     assert "[FAIL] no solution markers in the starter: helpers.py" in out
+
+
+@pytest.mark.parametrize(
+    "file, planted",
+    [
+        ("README.md", "\nSo the weights are 0.804430 and 0.195570.\n"),
+        ("test_public.py", "\nEXPECTED = np.array([[1.0, 2.0]])\n"),
+        ("README.md", "\nOne pass gives 1,024 examples.\n"),
+    ],
+)
+def test_check_fails_when_a_quiz_answer_is_printed(course: Path, file, planted):
+    assignment = Assignment.load(SLUG, course)
+    checker = Checker(assignment, Sandbox.detect("fallback"), say=lambda line: None)
+    checker.check_no_printed_answers()
+    assert checker.failures == []
+    path = assignment.starter / file
+    path.write_text(path.read_text() + planted)
+    checker.check_no_printed_answers()
+    [failure] = checker.failures
+    assert failure.startswith("no quiz answer is printed in what students get: " + file)
+
+
+def test_small_integers_choices_and_lesser_precision_are_not_answers(course: Path):
+    assignment = Assignment.load(SLUG, course)
+    readme = assignment.starter / "README.md"
+    readme.write_text(readme.read_text() + "\nScores 3, 4 and 0; option B; weights near 0.80.\n")
+    checker = Checker(assignment, Sandbox.detect("fallback"), say=lambda line: None)
+    checker.check_no_printed_answers()
+    assert checker.failures == []
