@@ -133,13 +133,9 @@ class Catalogue:
 
 
 def load_catalogue(path: Path) -> Catalogue:
-    """The suite's catalogue; loaded again only when the file has changed."""
+    """The suite's catalogue, loaded afresh (a grading run builds the variants it needs)."""
     if not path.exists():
         return Catalogue()
-    text = path.read_text()
-    cached = _loaded.get(path.resolve())
-    if cached and cached[0] == text:
-        return cached[1]
     spec = importlib.util.spec_from_file_location(f"_mistakes_{path.parent.name}", path)
     assert spec and spec.loader
     module = importlib.util.module_from_spec(spec)
@@ -147,11 +143,7 @@ def load_catalogue(path: Path) -> Catalogue:
     catalogue = getattr(module, "catalogue", None)
     if not isinstance(catalogue, Catalogue):
         raise TypeError(f"{path} must define `catalogue = Catalogue()`")
-    _loaded[path.resolve()] = (text, catalogue)
     return catalogue
-
-
-_loaded: dict[Path, tuple[str, Catalogue]] = {}
 
 
 def module_from_source(source: str, name: str) -> types.ModuleType:
