@@ -252,7 +252,7 @@ def test_a_stdout_flood_is_capped_and_the_value_still_counts(box, tmp_path):
         ("patch_numpy", {"causal_mask"}),
         ("lying_eq", {"causal_mask", "merge_heads"}),
         ("ndarray_subclass", {"causal_mask"}),
-        ("forged_reply", {"causal_mask"}),  # merge_heads forges a stale reply: no effect
+        ("forged_reply", {"causal_mask", "split_heads"}),  # a stale reply has no effect
     ],
 )
 def test_forgery_has_no_effect_on_the_score(assignment, box, tmp_path, attack, lost):
@@ -273,6 +273,15 @@ def test_a_forged_pickle_is_refused_unread(box, tmp_path):
     ):
         w.call("causal_mask", 4)
     assert not hasattr(builtins, "PWNED_BY_STUDENT")
+
+
+def test_a_forged_negative_shape_stops_the_worker(box, tmp_path):
+    with worker(submission(tmp_path, "forged_reply"), box) as w:
+        with pytest.raises(StudentBadOutput, match="bad .npy shape"):
+            w.call("split_heads", np.zeros((3, 8)), 2)
+        assert w.process is None  # stopped: it was in no state to go on
+        value, _ = w.call("merge_heads", np.zeros((2, 3, 4)))  # a fresh one
+        assert value.shape == (3, 8) and w.starts == 2
 
 
 def test_a_reply_to_an_earlier_request_is_skipped(box, tmp_path):
