@@ -6,6 +6,7 @@ each of which carries a message written for the student.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import select
 import shutil
@@ -171,6 +172,9 @@ class Worker:
             preexec_fn=self.sandbox.preexec(),
             start_new_session=True,
         )
+        for pipe in (self.process.stdin, self.process.stdout):
+            assert pipe is not None
+            os.set_blocking(pipe.fileno(), False)  # a write or read never waits past a deadline
         limit = max(self.timeout, START_FLOOR)
         try:
             header, _ = self._receive(limit, f"importing {self.filename}")
@@ -253,7 +257,8 @@ class Worker:
                         f"{doing}: the process running your code stopped "
                         "reading its input and was stopped."
                     )
-                view = view[os.write(fd, view[: 1 << 16]) :]
+                with contextlib.suppress(BlockingIOError):  # the pipe was fuller than select said
+                    view = view[os.write(fd, view[: 1 << 16]) :]
         except OSError:
             self._stop()
             gone = f"the process running your code was gone before {doing}."
@@ -313,7 +318,10 @@ class Worker:
                     f"{doing} took longer than {self.timeout:g} s and was stopped "
                     "(an endless loop, or far too much work?)."
                 )
-            count = os.readv(fd, [view[got : got + (1 << 20)]])
+            try:
+                count = os.readv(fd, [view[got : got + (1 << 20)]])
+            except BlockingIOError:
+                continue
             if not count:
                 code = self.process.wait() if self.process else None
                 if self.sandbox.bwrap and code is not None and 128 < code < 128 + 65:

@@ -132,6 +132,19 @@ def test_a_hang_costs_one_timeout_and_the_worker_is_killed(box, tmp_path, attack
     assert marked(box) == []
 
 
+@pytest.mark.timeout(60)  # before the fix, the grader hung here for ever
+def test_a_worker_that_shrinks_its_pipe_and_stops_reading_cannot_hang_the_grader(box, tmp_path):
+    with worker(submission(tmp_path, "shrink_pipe"), box, timeout=8) as w:
+        value, _ = w.call("causal_mask", 4)
+        assert value.shape == (4, 4)
+        began = time.monotonic()
+        with pytest.raises(StudentTimeout, match="stopped reading"):
+            w.call("merge_heads", np.zeros((2, 30, 40)))  # about 20 KB of request
+        assert time.monotonic() - began < 8 + 1.0
+        assert w.process is None
+    assert marked(box) == []
+
+
 def test_a_sleep_at_import_costs_one_start_timeout_once(box, tmp_path):
     with worker(submission(tmp_path, "sleep_at_import"), box) as w:
         began = time.monotonic()
