@@ -25,7 +25,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hostile import SANDBOXES, SLUG, leftovers, submission, uid_sandbox
+from hostile import SANDBOXES, SLUG, leftovers, submission, twin_submission, uid_sandbox
 
 from autograder import report
 from autograder.assignment import Assignment
@@ -499,3 +499,89 @@ def test_grading_twice_gives_identical_results(assignment, box, tmp_path):
     first, second = (grade(assignment, folder, box).to_dict() for _ in range(2))
     first.pop("seconds"), second.pop("seconds")
     assert json.dumps(first, sort_keys=True) == json.dumps(second, sort_keys=True)
+
+
+# -- escapes: each gets nothing beyond its honest twin in a strong sandbox ------------------------
+
+REPO = Path(__file__).resolve().parents[1]
+GRADER_PACKAGE = REPO / "autograder"
+WEAK = "fallback"  # the mode that is weak by design: there, the same attacks do escape
+
+
+def escape(box: Sandbox, tmp_path: Path, name: str | None, **params: object) -> np.ndarray:
+    """causal_mask(4) of the twin with attack ``name``; no job folder may be left behind."""
+    with worker(twin_submission(tmp_path / "sub", name, params), box, timeout=10) as w:
+        value, _ = w.call("causal_mask", 4)
+        assert w.running is not None
+        job = w.running.job
+    assert not job.exists()
+    assert leftovers(box) == []
+    return value
+
+
+def escaped(value: np.ndarray) -> bool:
+    assert value.shape == (4, 4) and value.dtype == bool  # the twin's shapes, either way
+    return bool(value.any())  # the honest twin returns all zeros
+
+
+def test_the_honest_twin_returns_zeros(box, tmp_path):
+    assert not escaped(escape(box, tmp_path, None))
+
+
+def test_the_reference_and_hidden_suite_cannot_be_found_and_read(box, tmp_path):
+    known = [
+        str(REPO / "reference" / SLUG / "attention.py"),
+        str(GRADER_PACKAGE / "suites" / SLUG / "test_hidden.py"),
+    ]
+    value = escape(box, tmp_path, "find_reference", known=known)
+    assert escaped(value) == (box.mode == WEAK)
+
+
+def test_nothing_can_be_written_into_the_grader_package_or_the_results_folder(
+    box, tmp_path, results
+):
+    folders = [str(GRADER_PACKAGE), str(results.parent)]
+    planted = [Path(f) / "planted_by_student.py" for f in folders]
+    try:
+        value = escape(box, tmp_path, "write_grader", folders=folders)
+        assert escaped(value) == (box.mode == WEAK)
+        assert any(p.exists() for p in planted) == (box.mode == WEAK)
+        assert results.read_text() == '{"score": 10}'
+    finally:
+        for path in planted:
+            path.unlink(missing_ok=True)
+
+
+def test_the_grader_cannot_be_signalled(box, tmp_path):
+    value = escape(box, tmp_path, "signal_grader", grader=os.getpid())
+    assert escaped(value) == (box.mode == WEAK and box.uid is None)
+
+
+def test_tcp_connections_are_refused(box, tmp_path):
+    with socket.create_server(("127.0.0.1", 0)) as server:
+        port = server.getsockname()[1]
+        value = escape(box, tmp_path, "network_out", protocol="tcp", port=port)
+    assert escaped(value) == (box.mode == WEAK)
+
+
+def test_udp_gets_out_only_without_namespaces(box, tmp_path):
+    """No Landlock ABI covers UDP yet: where Landlock is the only layer, a datagram can leave
+    (the README says so). It brings nothing back: the score is the twin's either way."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as server:
+        server.bind(("127.0.0.1", 0))
+        value = escape(box, tmp_path, "network_out", protocol="udp", port=server.getsockname()[1])
+    assert escaped(value) == (not box.bwrap)
+
+
+@pytest.fixture
+def canary() -> Iterator[Path]:
+    """A file in the grading user's home folder, which no worker may read."""
+    path = Path.home() / f".autograder-canary-{os.getpid()}"
+    path.write_text("private")
+    yield path
+    path.unlink()
+
+
+def test_other_users_home_folders_cannot_be_read(box, tmp_path, canary):
+    value = escape(box, tmp_path, "read_home", canary=str(canary))
+    assert escaped(value) == (box.mode == WEAK and box.uid is None)

@@ -7,6 +7,7 @@ submission is the reference, so what the attack breaks, and only that, should sc
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 from pathlib import Path
@@ -90,3 +91,21 @@ def leftovers(box: Sandbox) -> list[int]:
             todo += children.get(pid, [])
     found |= {pid for pid, uid in owner.items() if box.uid is not None and uid == box.uid}
     return sorted(found & alive)
+
+
+ZEROS = """
+import numpy as np
+
+
+def causal_mask(n):
+    return np.zeros((n, n), dtype=bool)
+"""
+
+
+def twin_submission(folder: Path, name: str | None, params: dict) -> Path:
+    """An honest submission whose causal_mask returns zeros, with an escape attempt appended:
+    the attack returns the right mask only if it escaped, so any escape changes the value."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "attention.py").write_text(ZEROS + ("\n\n" + attack(name) if name else ""))
+    (folder / "params.json").write_text(json.dumps(params))
+    return folder
