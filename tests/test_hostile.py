@@ -433,9 +433,10 @@ def results() -> Iterator[Path]:
     shutil.rmtree(folder)
 
 
-@pytest.mark.parametrize("layer", ["uid", "namespaces"])
+@pytest.mark.parametrize("layer", ["uid", "landlock", "namespaces"])
 def test_the_worker_cannot_write_grader_files(tmp_path, results, layer):
-    box = uid_sandbox() if layer == "uid" else SANDBOXES["full"]()
+    box = {"uid": uid_sandbox, "landlock": SANDBOXES["landlock"], "namespaces": SANDBOXES["full"]}
+    box = box[layer]()
     suite_file = Path(__file__).resolve().parents[1] / "autograder" / "suites" / SLUG
     suite_file = suite_file / "test_hidden.py"
     before = suite_file.read_bytes()
@@ -446,6 +447,8 @@ def test_the_worker_cannot_write_grader_files(tmp_path, results, layer):
     assert results.read_text() == '{"score": 10}' and suite_file.read_bytes() == before
     if layer == "namespaces":  # not even visible
         assert seen.count("FileNotFoundError") == 4, seen
+    elif layer == "landlock":  # visible to stat, but neither readable nor writable
+        assert seen.count("PermissionError") == 4, seen
     else:
         assert f"read {results}" in seen and "PermissionError" in seen
 
