@@ -58,12 +58,13 @@ LAYERS = {
     "session": "its own session and process group",
     "scrubbed-env": "no tokens, keys or secrets; one BLAS thread",
     "uid": "a dedicated unprivileged uid (only as root)",
+    "landlock": "Landlock: reads only Python, NumPy and the submission; writes only scratch",
     "namespaces": "bubblewrap: no network, private PIDs, only the submission visible",
 }
 
 
 def cmd_doctor(args: argparse.Namespace) -> int:
-    box = Sandbox.detect()
+    box = Sandbox.detect(args.sandbox)
     print("Sandbox layers on this machine:")
     for layer, what in LAYERS.items():
         print(f"  [{'ok' if layer in box.layers else '--'}] {layer:<13} {what}")
@@ -75,10 +76,12 @@ def cmd_doctor(args: argparse.Namespace) -> int:
         f"{limits.file_size >> 20} MiB files, {limits.open_files} open files, "
         f"{limits.processes} processes"
     )
+    print(f"landlock: {box.landlock_summary()}")
     if box.weak:
-        print("WEAK SANDBOX: no namespaces; grading will say so in every result.")
+        print(f"WEAK SANDBOX: {box.strength}")
+        print("Grading for record refuses it unless you pass --allow-weak-sandbox.")
     else:
-        print("full sandbox available")
+        print(box.strength)
     return 0
 
 
@@ -119,7 +122,8 @@ def parser() -> argparse.ArgumentParser:
         "--sandbox",
         choices=MODES,
         default="auto",
-        help="isolation: auto (strongest available), fallback, or plain",
+        help="isolation: auto (strongest available), landlock (bubblewrap hidden), "
+        "fallback (no bubblewrap, no Landlock), or plain (none)",
     )
     add_course_option(p)
     p.set_defaults(run=cmd_grade)
@@ -148,8 +152,10 @@ def parser() -> argparse.ArgumentParser:
     p = sub.add_parser(
         "doctor",
         help="report which sandbox layers work on this machine",
-        description="Detect bubblewrap, the dedicated uid and resource limits.",
+        description="Detect bubblewrap, Landlock, the dedicated uid and resource limits, and "
+        "say whether the sandbox is strong (the worker cannot read the grader's files) or weak.",
     )
+    p.add_argument("--sandbox", choices=MODES, default="auto", help="the mode to examine")
     p.set_defaults(run=cmd_doctor)
     return top
 

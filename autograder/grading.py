@@ -43,8 +43,10 @@ def grade(assignment: Assignment, submission: Path, sandbox: Sandbox | None = No
     sandbox = sandbox or Sandbox.detect()
     start = time.perf_counter()
     result = Result(assignment=assignment.slug, submission=str(submission), sandbox=sandbox.layers)
+    result.sandbox_strength = sandbox.strength
+    result.instructor_notes.append(sandbox.strength)
     if sandbox.weak:
-        result.notices.append("WARNING: weak sandbox (no namespaces): " + "; ".join(sandbox.notes))
+        result.notices.append("WARNING: weak sandbox: your code could read the grader's files")
     part1, problems = quiz.grade(assignment.key, submission / "answers.yaml")
     result.notices += problems
     part2 = run_suite(assignment, submission, sandbox, result.notices)

@@ -54,5 +54,6 @@ def summary(result: Result) -> str:
         "",
         f"Total: {points(result.score)}/{points(result.max_score)}",
         f"(sandbox: {', '.join(result.sandbox)}; {result.seconds:.1f} s)",
+        f"({neutralise(result.sandbox_strength or 'sandbox strength not recorded')})",
     ]
     return "\n".join(out)

@@ -39,6 +39,8 @@ class Result:
     tests: list[TestResult] = field(default_factory=list)
     notices: list[str] = field(default_factory=list)  # whole-submission messages
     sandbox: list[str] = field(default_factory=list)  # the isolation layers used
+    sandbox_strength: str = ""  # "strong sandbox: ..." or "weak sandbox: ...", with why
+    instructor_notes: list[str] = field(default_factory=list)  # never shown to students
     seconds: float = 0.0
 
     @property
@@ -88,6 +90,7 @@ def gradescope(result: Result) -> dict[str, Any]:
             "assignment": result.assignment,
             "max_score": result.max_score,
             "sandbox": result.sandbox,
+            "sandbox_strength": result.sandbox_strength,
         },
         "tests": tests,
     }

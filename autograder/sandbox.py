@@ -3,49 +3,67 @@
 Layers, weakest first:
 
 - ``process``, ``rlimits``, ``session``, ``scrubbed-env``: a separate process in its own
-  session, killed whole; resource limits (address space, CPU, file size, open files,
-  processes, no core files); an environment without tokens, keys or secrets, with one BLAS
-  thread and a marker that lets ``sweep`` find what the worker left behind. Always on,
-  except in mode ``plain`` (a bare subprocess, for benchmarks only).
+  session, killed whole, and killed too if the grader dies (PR_SET_PDEATHSIG); resource limits
+  (address space, CPU, file size, open files, processes, no core files); an environment
+  without tokens, keys or secrets, with one BLAS thread. Always on, except in mode ``plain``
+  (a bare subprocess, for benchmarks only).
 - ``uid``: when the grader runs as root, the worker runs as a dedicated unprivileged uid, which
-  cannot write the grader's files, makes ``RLIMIT_NPROC`` bite, and lets the grader kill every
-  process left behind. Needs the Python interpreter to be reachable by other users.
+  cannot write the grader's files and makes ``RLIMIT_NPROC`` bite. Each grader holds a lock on
+  its uid (see ``_allocate_uid``), so concurrent graders never share one. Needs the Python
+  interpreter to be reachable by other users; ``doctor`` says when it is not.
+- ``landlock``: the worker restricts itself, before importing the student's module, to reading
+  the interpreter, NumPy and its own runner, reading its copy of the submission and writing
+  only its scratch folder; TCP, signals out of the sandbox and abstract sockets are denied as
+  far as the kernel's ABI allows (see ``autograder/landlock.py``).
 - ``namespaces``: bubblewrap (``bwrap``): no network, a private PID space (nothing survives the
   sandbox), and a file system that shows only the submission copy and read-only Python.
 
-Modes: ``auto`` uses every layer that works here; ``fallback`` leaves out the namespaces (what
-a machine without bubblewrap gets); ``plain`` confines nothing. The grader adopts orphaned
-worker processes (PR_SET_CHILD_SUBREAPER) so that a sweep can reap them at once.
+A sandbox is **strong** when the worker can neither read the grader's files nor write outside
+its scratch folder: namespaces, or Landlock's file-system rules. Anything less is **weak**.
+
+Modes: ``auto`` uses every layer that works here; ``landlock`` hides bubblewrap (what a GitHub
+``ubuntu-24.04`` runner gets); ``fallback`` leaves out bubblewrap and Landlock (an old kernel);
+``plain`` confines nothing. ``Reaper`` finds what a worker left behind, by parentage.
 """
 
 from __future__ import annotations
 
 import contextlib
 import ctypes
+import fcntl
 import functools
 import os
+import pwd
+import random
 import re
 import resource
-import secrets
 import shutil
 import signal
 import stat
 import subprocess
 import sys
 import time
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
-MODES = ("auto", "fallback", "plain")
+from autograder import landlock
+from autograder.assignment import UsageError
+
+MODES = ("auto", "landlock", "fallback", "plain")
 PR_SET_CHILD_SUBREAPER = 36
-SANDBOX_UID_BASE = 61000
+PR_SET_PDEATHSIG = 1
+# Outside every range systemd reserves (users up to 60513, homed, DynamicUser 61184-65519,
+# nobody 65534, containers from 524288) and below the usual /etc/subuid start (100000).
+SANDBOX_UIDS = range(70000, 71000)
+UID_LOCKS = Path("/run/autograder-uids")  # root-owned: one flock per uid in use
 TMPFS_BYTES = 64 << 20  # the worker's /tmp under bwrap lives in memory
-MARKER_VARIABLE = "AUTOGRADER_SANDBOX"
 SECRET_NAME = re.compile(r"TOKEN|KEY|SECRET|PASSWORD|PASSWD|CREDENTIAL", re.IGNORECASE)
 THREAD_VARS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "NUMEXPR_NUM_THREADS")
+GRADER = Path(__file__).resolve().parent
 
 
 @dataclass(frozen=True)
@@ -57,16 +75,26 @@ class Limits:
     processes: int = 64  # only effective under the dedicated uid
 
 
+@dataclass(frozen=True)
+class WorkerPaths:
+    """A job's folders as the worker sees them (inside bwrap they are mounted elsewhere)."""
+
+    runner: str
+    submission: str
+    scratch: str
+
+
 @dataclass
 class Sandbox:
-    """A launch recipe for workers. Build one with ``Sandbox.detect``."""
+    """A launch recipe for workers, as detected here. Build one with ``Sandbox.detect``."""
 
     mode: str = "auto"
     uid: int | None = None
     bwrap: str | None = None
+    landlock_abi: int = 0  # 0: the Landlock layer is not used
     limits: Limits = field(default_factory=Limits)
     notes: list[str] = field(default_factory=list)  # why a layer is missing
-    marker: str = field(default_factory=lambda: secrets.token_hex(8))
+    reaper: Reaper = field(default_factory=lambda: Reaper())
 
     @classmethod
     def detect(cls, mode: str = "auto", limits: Limits | None = None) -> Sandbox:
@@ -77,13 +105,23 @@ class Sandbox:
         if mode == "plain":
             box.notes.append("sandbox mode 'plain' asked for: a bare subprocess, no confinement")
             return box
-        uid_ok, why = _uid_layer_possible()
-        if uid_ok:
-            box.uid = SANDBOX_UID_BASE + os.getpid() % 1000
-        else:
+        why = _uid_layer_blocked()
+        if not why:
+            uid, lock = _allocate_uid()
+            if uid is None:
+                why = str(lock)
+            else:
+                box.uid, box.reaper = uid, Reaper(uid, int(lock))
+        if why:
             box.notes.append(f"no dedicated uid: {why}")
         if mode == "fallback":
-            box.notes.append("sandbox mode 'fallback' asked for: no namespaces")
+            box.notes.append("sandbox mode 'fallback' asked for: no Landlock, no namespaces")
+            return box
+        box.landlock_abi = landlock.abi()
+        if not box.landlock_abi:
+            box.notes.append("no Landlock: this kernel does not offer it (Linux 5.13+ needed)")
+        if mode == "landlock":
+            box.notes.append("sandbox mode 'landlock' asked for: bubblewrap hidden")
             return box
         bwrap, why = _bwrap_usable(box.uid)
         box.bwrap = bwrap
@@ -98,29 +136,89 @@ class Sandbox:
         found = ["process", "rlimits", "session", "scrubbed-env"]
         if self.uid is not None:
             found.append("uid")
+        if self.landlock_abi:
+            found.append("landlock")
         if self.bwrap:
             found.append("namespaces")
         return found
 
     @property
+    def strong(self) -> bool:
+        """The worker can neither read the grader's files nor write outside its scratch."""
+        return bool(self.bwrap or self.landlock_abi)
+
+    @property
     def weak(self) -> bool:
-        return "namespaces" not in self.layers
+        return not self.strong
+
+    @property
+    def strength(self) -> str:
+        """One line: strong or weak, and why."""
+        because = []
+        if self.bwrap:
+            because.append("namespaces from bubblewrap hide the grader's files")
+        if self.landlock_abi:
+            because.append(f"Landlock {self.landlock_summary()}")
+        if because:
+            return "strong sandbox: " + "; ".join(because)
+        missing = "; ".join(n for n in self.notes if not n.startswith("no dedicated uid"))
+        return "weak sandbox: the worker could read the grader's files (" + missing + ")"
+
+    def landlock_summary(self) -> str:
+        """Which Landlock rights the running ABI lets the worker apply."""
+        if not self.landlock_abi:
+            return "not used"
+        handled = landlock.rights(self.landlock_abi)
+        covers = ["file-system allow-list"]
+        if handled["net"]:
+            covers.append("TCP bind and connect denied")
+        if handled["scope"]:
+            covers.append("signals and abstract unix sockets scoped")
+        return f"ABI {self.landlock_abi}: " + ", ".join(covers)
+
+    def require_strong(self, allow_weak: bool) -> None:
+        """Grading for record refuses a weak sandbox unless the instructor accepts it."""
+        if self.weak and not allow_weak:
+            raise UsageError(
+                f"refusing to grade for record in a {self.strength}; "
+                "install bubblewrap or use a kernel with Landlock, or pass --allow-weak-sandbox"
+            )
 
     # -- launching ----------------------------------------------------------------------------
 
+    def paths(self, runner: Path, submission: Path, scratch: Path) -> WorkerPaths:
+        if self.bwrap:
+            return WorkerPaths("/runner", "/sub", "/tmp")
+        return WorkerPaths(str(runner), str(submission), str(scratch))
+
     def command(self, runner: Path, submission: Path, tmp: Path, module: str) -> list[str]:
         """The argv that starts a worker for ``module`` in the ``submission`` copy."""
-        python = sys.executable
+        seen = self.paths(runner, submission, tmp)
+        python = [sys.executable, "-I", f"{seen.runner}/worker_main.py"]
+        args = [seen.submission, module, f"{seen.scratch}/output.txt"]
         if not self.bwrap:
-            entry = str(runner / "worker_main.py")
-            return [python, "-I", entry, str(submission), module, str(tmp / "output.txt")]
+            return python + args
         argv = [self.bwrap, *_bwrap_base_args()]
         argv += ["--ro-bind", str(runner), "/runner", "--bind", str(submission), "/sub"]
-        argv += ["--chdir", "/sub", "--", python, "-I", "/runner/worker_main.py"]
-        return argv + ["/sub", module, "/tmp/output.txt"]
+        argv += ["--chdir", "/sub", "--"]  # scratch: bwrap's own /tmp, in memory
+        return argv + python + args
+
+    def landlock_rules(self, runner: Path, submission: Path, tmp: Path) -> dict | None:
+        """The allow-list the worker applies to itself, in the paths it sees."""
+        if not self.landlock_abi or self.mode == "plain":
+            return None
+        seen = self.paths(runner, submission, tmp)
+        read_exec: list[str] = []
+        for root in _system_paths() + _python_paths(for_landlock=True):
+            read_exec += _beneath_except(Path(root), [GRADER])
+        return {
+            "read_exec": [seen.runner, *read_exec],
+            "read": [seen.submission, "/dev/urandom", "/dev/zero", "/etc/localtime"],
+            "read_write": [seen.scratch, "/dev/null"],
+        }
 
     def environment(self) -> dict[str, str]:
-        """A scrubbed environment: no tokens, keys or secrets, one BLAS thread, a job marker."""
+        """A scrubbed environment: no tokens, keys or secrets, one BLAS thread."""
         if self.mode == "plain":
             return dict(os.environ)
         env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": "/tmp"}
@@ -130,16 +228,16 @@ class Sandbox:
         for name in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"):  # keeps old OpenBLAS correct
             if name in os.environ:
                 env[name] = os.environ[name]
-        env[MARKER_VARIABLE] = self.marker  # lets sweep() find what a worker left behind
         return env
 
     def preexec(self) -> Callable[[], None] | None:
-        """Runs in the child between fork and exec: limits first, then drop the uid."""
+        """Runs in the child between fork and exec: limits, the uid, then death with the grader."""
         if self.mode == "plain":
             return None
-        limits, uid = self.limits, self.uid
+        limits, uid, grader = self.limits, self.uid, os.getpid()
         # RLIMIT_NPROC counts every process of the real uid: a shared uid needs headroom.
         processes = limits.processes + (0 if uid is not None else _own_process_count())
+        libc = ctypes.CDLL(None, use_errno=True)
 
         def confine() -> None:
             soft_cpu = limits.cpu_seconds
@@ -153,6 +251,10 @@ class Sandbox:
                 os.setgroups([])
                 os.setgid(uid)
                 os.setuid(uid)
+            # after setuid, which clears it; fires when the grader's forking thread dies
+            libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+            if os.getppid() != grader:  # the grader died before the line above
+                os._exit(1)
 
         return confine
 
@@ -169,22 +271,56 @@ class Sandbox:
                     os.chmod(name, mode | (0o755 if stat.S_ISDIR(mode) else 0o644))
 
     def kill(self, process: subprocess.Popen) -> None:
+        self.reaper.kill(process, plain=self.mode == "plain")
+
+    def sweep(self) -> None:
+        if self.mode != "plain":
+            self.reaper.sweep()
+
+
+# -- the reaper ---------------------------------------------------------------------------------
+
+SWEEP_ROUNDS = 100
+_LIVE_WORKERS: set[int] = set()  # pids of this process's running workers, all reapers
+
+
+class Reaper:
+    """Kills a worker whole, and whatever it left behind, found by parentage.
+
+    The grader is a subreaper, so every orphan of a worker (a double-forked daemon, however
+    it changed its session or environment) becomes the grader's own child. A leftover is a
+    child of the grader, started after this reaper's first worker, that is not a running
+    worker nor the janitor. Under the dedicated uid, every process of that uid is ours too:
+    the uid's lock says no other grader uses it."""
+
+    def __init__(self, uid: int | None = None, lock: int | None = None) -> None:
+        self.uid = uid
+        self.since: int | None = None  # start time (clock ticks) of the first worker
+        if lock is not None:
+            weakref.finalize(self, os.close, lock)  # the uid is free again when we are gone
+
+    def started(self, process: subprocess.Popen, job: Path) -> None:
+        _LIVE_WORKERS.add(process.pid)
+        if self.since is None:
+            self.since = _start_time(process.pid)
+        _janitor().remember(job)
+
+    def forget(self, job: Path) -> None:
+        shutil.rmtree(job, ignore_errors=True)
+        _janitor().forget(job)
+
+    def kill(self, process: subprocess.Popen, plain: bool = False) -> None:
         """Kill a worker's whole session, then anything it left running elsewhere."""
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(process.pid, signal.SIGKILL)
         process.wait()
-        self.sweep()
+        _LIVE_WORKERS.discard(process.pid)
+        if not plain:
+            self.sweep()
 
     def sweep(self) -> None:
-        """Kill what escaped the session (a ``setsid`` daemon, a fork bomb's children).
-
-        Every process of the sandbox uid, or without a uid, every process carrying this
-        sandbox's marker in its environment (best effort: a process could exec itself a new
-        environment). Under bwrap the PID namespace dies with the worker too, but the kernel
-        does that asynchronously; the sweep waits until it is done. Returns once none is left
-        alive, or after about a second."""
-        if self.mode == "plain":
-            return
+        """Kill and reap leftovers until none is left, or for about a second. Under bwrap the
+        PID namespace dies with the worker, asynchronously: this waits until it has."""
         for _ in range(SWEEP_ROUNDS):
             left = self.left_behind()
             if not left:
@@ -194,37 +330,84 @@ class Sandbox:
             for pid in left:
                 with contextlib.suppress(OSError):
                     os.kill(pid, signal.SIGKILL)
-                    os.waitpid(pid, os.WNOHANG)  # orphans come to us: see _become_subreaper
+                with contextlib.suppress(OSError):
+                    os.waitpid(pid, os.WNOHANG)
             time.sleep(0.005)
 
     def left_behind(self) -> list[int]:
-        """Processes of the sandbox uid, or live processes carrying the sandbox's marker.
-
-        Zombies of the uid count too when they are ours to reap: they hold RLIMIT_NPROC
-        slots, and the next worker could not start."""
-        needle = f"{MARKER_VARIABLE}={self.marker}".encode()
+        """Our leftover children (zombies too: they hold RLIMIT_NPROC slots), and live
+        processes of the sandbox uid."""
         me, found = os.getpid(), []
+        keep = _LIVE_WORKERS | {_janitor().pid}
         for entry in os.scandir("/proc"):
-            if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            if not entry.name.isdigit() or int(entry.name) in keep:
                 continue
             try:
-                if self.uid is not None:
-                    if entry.stat().st_uid != self.uid:
-                        continue
-                else:
-                    with open(f"/proc/{entry.name}/environ", "rb") as f:
-                        if needle not in f.read().split(b"\0"):
-                            continue
+                owner = entry.stat().st_uid
                 with open(f"/proc/{entry.name}/stat", "rb") as f:
-                    state, parent = f.read().rsplit(b")", 1)[1].split()[:2]
-            except (OSError, IndexError, ValueError):
+                    fields = f.read().rsplit(b")", 1)[1].split()
+            except (OSError, IndexError):
                 continue
-            if state not in (b"Z", b"X") or (self.uid is not None and int(parent) == me):
+            state, parent, started = fields[0], int(fields[1]), int(fields[19])
+            ours = parent == me and self.since is not None and started >= self.since
+            if ours or (self.uid is not None and owner == self.uid and state not in (b"Z", b"X")):
                 found.append(int(entry.name))
         return found
 
 
-SWEEP_ROUNDS = 100
+def _start_time(pid: int) -> int:
+    with open(f"/proc/{pid}/stat", "rb") as f:
+        return int(f.read().rsplit(b")", 1)[1].split()[19])
+
+
+class Janitor:
+    """A small process that removes job folders when the grader dies, however it dies: it
+    reads "+path" and "-path" lines, and at end of input removes what is still listed."""
+
+    CODE = (
+        "import shutil, sys\n"
+        "jobs = set()\n"
+        "for line in sys.stdin:\n"
+        "    (jobs.add if line[0] == '+' else jobs.discard)(line[1:-1])\n"
+        "for job in jobs:\n"
+        "    shutil.rmtree(job, ignore_errors=True)\n"
+    )
+
+    def __init__(self) -> None:
+        self.process = subprocess.Popen(
+            [sys.executable, "-I", "-S", "-c", self.CODE],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,  # a Ctrl-C to the grader must not stop it first
+        )
+        self.pid = self.process.pid
+
+    def _say(self, line: str) -> None:
+        assert self.process.stdin is not None
+        with contextlib.suppress(OSError):
+            self.process.stdin.write(line.encode() + b"\n")
+            self.process.stdin.flush()
+
+    def remember(self, job: Path) -> None:
+        self._say(f"+{job}")
+
+    def forget(self, job: Path) -> None:
+        self._say(f"-{job}")
+
+
+@functools.cache
+def _janitor_of(pid: int) -> Janitor:
+    return Janitor()
+
+
+def _janitor() -> Janitor:
+    return _janitor_of(os.getpid())  # a forked grader needs its own
+
+
+def helper_pids() -> set[int]:
+    """Processes the grader keeps on purpose (the janitor): not leftovers."""
+    return {_janitor().pid}
 
 
 def _kill_all_of(uid: int) -> None:
@@ -244,8 +427,7 @@ def _kill_all_of(uid: int) -> None:
 
 @functools.cache
 def _become_subreaper() -> bool:
-    """Have the grader adopt its workers' orphans (Linux), so that sweep() can reap them
-    at once instead of waiting for init, which may take a second."""
+    """Have the grader adopt its workers' orphans (Linux), so that the reaper finds them."""
     try:
         libc = ctypes.CDLL(None, use_errno=True)
         return bool(libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0)
@@ -271,32 +453,105 @@ def secret_values() -> list[str]:
     )
 
 
+# -- the dedicated uid --------------------------------------------------------------------------
+
+
+def _uids_in_use() -> set[int]:
+    found = set()
+    for entry in os.scandir("/proc"):
+        with contextlib.suppress(OSError):
+            if entry.name.isdigit():
+                found.add(entry.stat().st_uid)
+    return found
+
+
+def _allocate_uid() -> tuple[int | None, int | str]:
+    """A uid of SANDBOX_UIDS that no account, no process and no other grader uses, and the
+    file descriptor of its lock (held while this grader lives), or None and why not."""
+    try:
+        UID_LOCKS.mkdir(mode=0o700, exist_ok=True)
+        info = os.lstat(UID_LOCKS)
+    except OSError as error:
+        return None, f"cannot create the uid lock folder {UID_LOCKS}: {error.strerror}"
+    if not stat.S_ISDIR(info.st_mode) or info.st_uid != 0 or info.st_mode & 0o022:
+        return None, f"{UID_LOCKS} is not a folder only root can write"
+    start = random.randrange(len(SANDBOX_UIDS))  # spread concurrent graders out
+    for i in range(len(SANDBOX_UIDS)):
+        uid = SANDBOX_UIDS[(start + i) % len(SANDBOX_UIDS)]
+        with contextlib.suppress(KeyError):
+            pwd.getpwuid(uid)
+            continue  # an account has it
+        path = UID_LOCKS / f"{uid}.lock"
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            continue
+        if uid in _uids_in_use():  # e.g. left by a grader killed outright: not ours to kill
+            os.close(fd)
+            continue
+        return uid, fd
+    return None, f"all {len(SANDBOX_UIDS)} sandbox uids are in use"
+
+
 # -- detection ----------------------------------------------------------------------------------
 
 
-def _python_paths() -> list[str]:
-    """Folders the worker's Python needs to see: its prefixes and NumPy's site folder."""
-    numpy_site = str(Path(np.__file__).resolve().parent.parent)
-    paths = {sys.prefix, sys.base_prefix, sys.exec_prefix, numpy_site}
+def _python_paths(for_landlock: bool = False) -> list[str]:
+    """Folders the worker's Python needs to see: its prefixes and NumPy (with bwrap, NumPy's
+    whole site folder; with Landlock, only NumPy's own folders, which are allowed by rule)."""
+    numpy_dir = Path(np.__file__).resolve().parent
+    if for_landlock:
+        numpy_paths = {str(numpy_dir), str(numpy_dir.parent / "numpy.libs")}
+    else:
+        numpy_paths = {str(numpy_dir.parent)}
+    paths = {sys.prefix, sys.base_prefix, sys.exec_prefix, *numpy_paths}
     paths.add(str(Path(sys.executable).resolve().parent.parent))
     return sorted(p for p in paths if not p.startswith("/usr/") and os.path.isdir(p))
 
 
-def _reachable_by_others(path: str) -> bool:
+def _system_paths() -> list[str]:
+    found = ["/usr", "/etc/alternatives", "/etc/ld.so.cache"]
+    return found + [f"/{name}" for name in ("lib", "lib64", "lib32", "bin", "sbin")]
+
+
+def _beneath_except(root: Path, hidden: list[Path]) -> list[str]:
+    """Folders and files that cover ``root`` but nothing in ``hidden`` (Landlock can only
+    allow, so a hidden folder inside an allowed one means allowing its siblings instead)."""
+    inside = [h for h in hidden if h.is_relative_to(root)]
+    if not inside:
+        return [str(root)]
+    if root in inside or root.is_symlink() or not root.is_dir():
+        return []
+    found = []
+    for child in sorted(root.iterdir()):
+        found += _beneath_except(child, inside)
+    return found
+
+
+def _reachable_by_others(path: str) -> tuple[bool, str]:
     current = Path(path).resolve()
-    return all(os.stat(folder).st_mode & stat.S_IXOTH for folder in [current, *current.parents])
-
-
-def _uid_layer_possible() -> tuple[bool, str]:
-    if os.geteuid() != 0:
-        return False, "the grader is not running as root"
-    blocked = [p for p in _python_paths() if not _reachable_by_others(p)]
-    if blocked:
-        return False, (
-            f"{blocked[0]} cannot be reached by other users "
-            "(make its parent folders world-executable, e.g. chmod o+x /root)"
-        )
+    for folder in [*reversed(current.parents), current]:
+        mode = os.stat(folder).st_mode
+        if not mode & stat.S_IXOTH:
+            return False, f"{folder} (mode {stat.S_IMODE(mode):04o})"
     return True, ""
+
+
+def _uid_layer_blocked() -> str:
+    """Why the dedicated uid cannot be used here, or "" if it can."""
+    if os.geteuid() != 0:
+        return "the grader is not running as root"
+    for path in _python_paths():
+        ok, folder = _reachable_by_others(path)
+        if not ok:
+            return (
+                f"Python lives in {path}, and {folder} cannot be entered by other users, so a "
+                "sandbox uid could not start it; install Python where other users can reach it "
+                "(autograder never changes permissions outside the project)"
+            )
+    return ""
 
 
 def _bwrap_base_args() -> list[str]:
@@ -315,18 +570,31 @@ def _bwrap_base_args() -> list[str]:
             args += ["--ro-bind", path, path]
     for path in _python_paths():
         args += ["--ro-bind", path, path]
-    grader = Path(__file__).resolve().parent
-    if any(grader.is_relative_to(p) for p in _python_paths()):
-        args += ["--tmpfs", str(grader)]  # an installed grader would show its suites
+    if any(GRADER.is_relative_to(p) for p in _python_paths()):
+        args += ["--tmpfs", str(GRADER)]  # an installed grader would show its suites
     return args + ["--proc", "/proc", "--dev", "/dev"]
 
 
-@functools.cache
+_BWRAP_PROBED: dict[bool, tuple[str | None, str]] = {}
+
+
 def _bwrap_usable(uid: int | None) -> tuple[str | None, str]:
+    """Whether bwrap runs NumPy here (as the sandbox uid, if there is one); probed once."""
+    if (uid is None) in _BWRAP_PROBED:
+        return _BWRAP_PROBED[uid is None]
     path = shutil.which("bwrap")
     if not path:
-        return None, "bubblewrap is not installed (Debian/Ubuntu: apt-get install bubblewrap)"
-    box = Sandbox(mode="auto", uid=uid)
+        found: tuple[str | None, str] = (
+            None,
+            "bubblewrap is not installed (Debian/Ubuntu: apt-get install bubblewrap)",
+        )
+    else:
+        found = _probe_bwrap(path, Sandbox(mode="auto", uid=uid))
+    _BWRAP_PROBED[uid is None] = found
+    return found
+
+
+def _probe_bwrap(path: str, box: Sandbox) -> tuple[str | None, str]:
     probe = [path, *_bwrap_base_args(), "--", sys.executable, "-I", "-c", "import numpy"]
     try:
         done = subprocess.run(

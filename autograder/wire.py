@@ -114,13 +114,16 @@ def load_npy(data: bytes | memoryview) -> np.ndarray:
     try:
         version = np.lib.format.read_magic(stream)
         if version == (1, 0):
-            shape, fortran, dtype = np.lib.format.read_array_header_1_0(stream)
+            read_header = np.lib.format.read_array_header_1_0
         elif version == (2, 0):
-            shape, fortran, dtype = np.lib.format.read_array_header_2_0(stream)
+            read_header = np.lib.format.read_array_header_2_0
         else:
             raise WireError("unsupported .npy version")
+        shape, fortran, dtype = read_header(stream, max_header_size=NPY_HEADER_MAX)
     except (ValueError, SyntaxError) as error:
         raise WireError(f"bad .npy header: {error}") from None
+    if not all(type(n) is int and 0 <= n <= MAX_FRAME for n in shape):
+        raise WireError(f"bad .npy shape {shape!r}"[:200])  # NumPy lets negative sizes through
     if dtype.kind not in NUMERIC_KINDS or dtype.fields is not None or dtype.subdtype is not None:
         raise WireError(f"refused dtype {dtype}")
     count = 1

@@ -1,88 +1,156 @@
 """The trusted side of the worker: start it, send calls, wait with a deadline, replace it.
 
-A call either returns plain data or raises one of the ``StudentProblem`` exceptions below,
-each of which carries a message written for the student.
+A call either returns plain data or raises one of the ``StudentProblem`` exceptions (see
+``autograder.problems``), each of which carries a message written for the student. The parts:
+``Budget`` (how long one submission may keep the grader waiting), ``WorkerProcess`` (one
+started worker: its job folder, process and channel) and ``Worker`` (the suite's API).
 """
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
-import select
 import shutil
-import signal
-import struct
 import subprocess
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from autograder import wire
+from autograder.channel import Channel, ChannelClosed, ChannelTimeout, Deadline
+from autograder.problems import (
+    StudentBadOutput,
+    StudentCrashed,
+    StudentImportFailed,
+    StudentMissing,
+    StudentProblem,
+    StudentRaised,
+    StudentTimeout,
+    crashed_at_import,
+    describe_exit,
+    import_failure,
+    over_budget,
+    slow_import,
+    stopped_reading,
+    text,
+    too_slow,
+)
 from autograder.sandbox import Sandbox
 
-RUNNER_FILES = ("worker_main.py", "wire.py")
+__all__ = [  # the problem classes are imported from here by the suite's plugin and tests
+    "StudentBadOutput",
+    "StudentCrashed",
+    "StudentImportFailed",
+    "StudentMissing",
+    "StudentProblem",
+    "StudentRaised",
+    "StudentTimeout",
+    "SandboxFailed",
+    "Worker",
+]
+
+RUNNER_FILES = ("worker_main.py", "wire.py", "landlock.py")
 COPY_LIMIT = 20 << 20  # bytes of submission copied into the sandbox
-START_FLOOR = 2.0  # seconds: the least time given to start Python and import the module
+START_FLOOR = 5.0  # seconds: the least time given to start Python and import the module
 BUDGET_TIMEOUTS = 6  # the whole submission gets this many per-call timeouts of waiting
 OUTPUT_CAP = 8192  # characters of printed output kept per call
-TEXT_CAP = 2000  # characters of any other text from the worker
 
 
-def text(value: Any, cap: int = TEXT_CAP) -> str:
-    """A reply field as bounded text, whatever the (untrusted) worker put there."""
-    return (value if isinstance(value, str) else "" if value is None else repr(value))[:cap]
+class SandboxFailed(RuntimeError):
+    """The worker could not confine itself as the sandbox promised: a grader-side error."""
 
 
-class StudentProblem(Exception):
-    """Something the student's code did; its message is feedback, not a grader error."""
+class Budget:
+    """Seconds of waiting on the worker that one submission may spend, charged as they pass:
+    a deadline set while a call is running (after it started a worker) sees what is left."""
 
-    outcome = "error"
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self.spent = 0.0
+        self._since: float | None = None
 
-    def __init__(self, message: str, output: str = "") -> None:
-        super().__init__(message)
-        self.output = output
+    @contextlib.contextmanager
+    def running(self) -> Iterator[None]:
+        self._since = time.monotonic()
+        try:
+            yield
+        finally:
+            self.spent += time.monotonic() - self._since
+            self._since = None
 
+    def left(self) -> float:
+        running = time.monotonic() - self._since if self._since is not None else 0.0
+        return self.seconds - self.spent - running
 
-class StudentRaised(StudentProblem):
-    outcome = "raised"
-
-    def __init__(self, function: str, error: dict, output: str = "") -> None:
-        self.function = function
-        self.type_name = text(error.get("type", "Exception"), 100)
-        mro = error.get("mro")
-        self.mro = [text(n, 100) for n in mro[:20]] if isinstance(mro, list) else []
-        self.detail = text(error.get("message", ""))
-        at = location(error.get("where"), " (at {0}, line {1}, in {2})")
-        if self.type_name == "NotImplementedError":
-            message = f"{function} is not implemented yet: it raises NotImplementedError{at}."
-        else:
-            detail = f": {self.detail}" if self.detail else ""
-            message = f"{function} raised {self.type_name}{detail}{at}."
-        super().__init__(message, output)
-
-    def is_a(self, type_name: str) -> bool:
-        return type_name in self.mro
+    def deadline(self, seconds: float) -> Deadline:
+        left = self.left()
+        return Deadline(time.monotonic() + min(seconds, left), by_budget=left < seconds)
 
 
-class StudentMissing(StudentProblem):
-    outcome = "missing"
+class WorkerProcess:
+    """One started worker: a fresh job folder (its runner, a private copy of the submission
+    and a scratch folder), the process, and the channel to it. ``stop`` removes all three."""
 
+    def __init__(self, submission: Path, module: str, sandbox: Sandbox) -> None:
+        self.sandbox = sandbox
+        self.job = Path(tempfile.mkdtemp(prefix="autograder-job-"))
+        self.process: subprocess.Popen | None = None
+        try:
+            self._start(submission, module)
+        except BaseException:
+            self.stop()
+            raise
 
-class StudentImportFailed(StudentProblem):
-    outcome = "import"
+    def _start(self, submission: Path, module: str) -> None:
+        os.chmod(self.job, 0o711)
+        runner, copy, scratch = self.job / "runner", self.job / "sub", self.job / "tmp"
+        runner.mkdir()
+        here = Path(__file__).resolve().parent
+        for name in RUNNER_FILES:
+            shutil.copy(here / name, runner / name)
+        rules = self.sandbox.landlock_rules(runner, copy, scratch)
+        if rules:
+            (runner / "landlock.json").write_text(json.dumps(rules))
+        copy_submission(submission, copy)
+        scratch.mkdir()
+        self.sandbox.prepare(runner, writable=False)
+        self.sandbox.prepare(copy, writable=True)
+        self.sandbox.prepare(scratch, writable=True)
+        self.process = subprocess.Popen(
+            self.sandbox.command(runner, copy, scratch, module),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            cwd=str(scratch),
+            env=self.sandbox.environment(),
+            preexec_fn=self.sandbox.preexec(),
+            start_new_session=True,
+        )
+        self.sandbox.reaper.started(self.process, self.job)
+        assert self.process.stdin is not None and self.process.stdout is not None
+        self.channel = Channel(self.process.stdin.fileno(), self.process.stdout.fileno())
 
+    def exit_code(self) -> int | None:
+        """How the worker ended (after its pipe closed), as Python's, not bwrap's."""
+        if self.process is None:
+            return None
+        code = self.process.wait()
+        if self.sandbox.bwrap and 128 < code < 128 + 65:
+            code = 128 - code  # bwrap exits with 128 + the signal that killed Python
+        return code
 
-class StudentTimeout(StudentProblem):
-    outcome = "timeout"
-    budget = False  # True when the submission's whole time budget ran out
-
-
-class StudentCrashed(StudentProblem):
-    outcome = "crashed"
-
-
-class StudentBadOutput(StudentProblem):
-    outcome = "invalid-output"
+    def stop(self) -> None:
+        if self.process is not None:
+            for pipe in (self.process.stdin, self.process.stdout):
+                if pipe:
+                    with contextlib.suppress(OSError):
+                        pipe.close()
+            self.sandbox.kill(self.process)
+            self.process = None
+        self.sandbox.reaper.forget(self.job)
 
 
 class Worker:
@@ -107,13 +175,16 @@ class Worker:
         self.filename = f"{module}.py"
         self.sandbox = sandbox
         self.timeout = timeout
-        self.budget = BUDGET_TIMEOUTS * timeout if budget is None else budget
-        self.spent = 0.0  # seconds spent waiting on the worker, starts included
-        self.process: subprocess.Popen | None = None
-        self.job: Path | None = None
+        self.budget = Budget(BUDGET_TIMEOUTS * timeout if budget is None else budget)
+        self.running: WorkerProcess | None = None
         self.import_problem: StudentProblem | None = None  # sticky: importing is deterministic
         self.starts = 0
         self.sequence = 0  # numbers requests; a reply must carry the number of its request
+        self.landlock: dict | None = None  # what the last worker applied, as it reported
+
+    @property
+    def process(self) -> subprocess.Popen | None:
+        return self.running.process if self.running else None
 
     # -- life cycle ---------------------------------------------------------------------------
 
@@ -126,69 +197,32 @@ class Worker:
     def close(self) -> None:
         self._stop()
         self.sandbox.sweep()
-        if self.job:
-            shutil.rmtree(self.job, ignore_errors=True)
-            self.job = None
 
     def _stop(self) -> None:
-        if self.process is not None:
-            for pipe in (self.process.stdin, self.process.stdout):
-                if pipe:
-                    pipe.close()
-            self.sandbox.kill(self.process)
-            self.process = None
-
-    def _new_job(self) -> tuple[Path, Path, Path]:
-        """A fresh private copy of the submission, next to the worker's own code."""
-        if self.job:
-            shutil.rmtree(self.job, ignore_errors=True)
-        self.job = Path(tempfile.mkdtemp(prefix="autograder-job-"))
-        os.chmod(self.job, 0o711)
-        runner, submission, tmp = self.job / "runner", self.job / "sub", self.job / "tmp"
-        runner.mkdir()
-        here = Path(__file__).resolve().parent
-        for name in RUNNER_FILES:
-            shutil.copy(here / name, runner / name)
-        copy_submission(self.submission, submission)
-        tmp.mkdir()
-        self.sandbox.prepare(runner, writable=False)
-        self.sandbox.prepare(submission, writable=True)
-        self.sandbox.prepare(tmp, writable=True)
-        return runner, submission, tmp
+        if self.running is not None:
+            self.running.stop()
+            self.running = None
 
     def _start(self) -> None:
-        runner, submission, tmp = self._new_job()
         self.sequence = 0  # the ready message
-        argv = self.sandbox.command(runner, submission, tmp, self.module)
         self.starts += 1
-        self.process = subprocess.Popen(
-            argv,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            cwd=str(tmp),
-            env=self.sandbox.environment(),
-            preexec_fn=self.sandbox.preexec(),
-            start_new_session=True,
-        )
+        self.running = WorkerProcess(self.submission, self.module, self.sandbox)
         limit = max(self.timeout, START_FLOOR)
         try:
-            header, _ = self._receive(limit, f"importing {self.filename}")
+            header, _ = self._receive(self.budget.deadline(limit), f"importing {self.filename}")
         except StudentTimeout as problem:
             if problem.budget:
                 raise
-            self.import_problem = StudentImportFailed(
-                f"{self.filename} did not finish importing within {limit:g} s "
-                "(is there a long computation, a sleep or a loop at the top level?)."
-            )
+            self.import_problem = slow_import(self.filename, limit)
             raise self.import_problem from problem
         except StudentCrashed as problem:
-            self.import_problem = StudentImportFailed(
-                f"{self.filename} stopped Python while it was being imported ({problem}). "
-                "Code at the top level of a module must not exit or crash.",
-                problem.output,
-            )
+            self.import_problem = crashed_at_import(self.filename, problem)
             raise self.import_problem from problem
+        landlock = header.get("landlock")
+        if isinstance(landlock, dict) and "error" in landlock:
+            self._stop()
+            raise SandboxFailed(f"the worker could not apply Landlock: {text(landlock['error'])}")
+        self.landlock = landlock if isinstance(landlock, dict) else None
         if header.get("import_error"):
             self.import_problem = import_failure(self.filename, header["import_error"])
             self.import_problem.output = text(header.get("output"), OUTPUT_CAP)
@@ -199,20 +233,16 @@ class Worker:
         """Run ``function(*args, **kwargs)`` in the worker; return (result, printed output)."""
         if self.import_problem:  # a fresh traceback each time, or it grows with every raise
             raise self.import_problem.with_traceback(None)
-        if self.spent >= self.budget:
-            raise self._over_budget(f"{function} was not run")
-        began = time.monotonic()
-        try:
+        if self.budget.left() <= 0:
+            raise over_budget(f"{function} was not run", self.budget.seconds)
+        with self.budget.running():
             return self._call(function, args, kwargs)
-        finally:
-            self.spent += time.monotonic() - began
 
     def _call(self, function: str, args: tuple, kwargs: dict) -> tuple[Any, str]:
-        if self.process is None:
+        if self.running is None:
             self._start()
             if self.import_problem:
                 raise self.import_problem.with_traceback(None)
-        assert self.process is not None and self.process.stdin is not None
         blobs: list[bytes] = []
         self.sequence += 1
         request = {
@@ -221,9 +251,9 @@ class Worker:
             "args": wire.encode(tuple(args), blobs),
             "kwargs": wire.encode(sorted(kwargs.items()), blobs),
         }
-        deadline, _ = self._deadline(self.timeout)
+        deadline = self.budget.deadline(self.timeout)
         self._send(wire.pack(request, blobs), deadline, function)
-        header, reply_blobs = self._receive(self.timeout, function)
+        header, reply_blobs = self._receive(deadline, function)
         output = text(header.get("output"), OUTPUT_CAP)
         if header.get("missing"):
             raise StudentMissing(f"{self.filename} has no function named {function}.", output)
@@ -239,123 +269,37 @@ class Worker:
             self._stop()  # a worker that sends such things is in no state to go on
             raise StudentBadOutput(f"{function} returned something unreadable: {error}.") from None
 
-    def _send(self, data: bytes, deadline: float, doing: str) -> None:
-        """Write a request; a worker that stops reading cannot block the grader."""
-        assert self.process is not None and self.process.stdin is not None
-        fd = self.process.stdin.fileno()
-        view = memoryview(data)
+    def _send(self, data: bytes, deadline: Deadline, doing: str) -> None:
+        assert self.running is not None
         try:
-            while view:
-                left = deadline - time.monotonic()
-                if left <= 0 or not select.select([], [fd], [], left)[1]:
-                    self._stop()
-                    raise StudentTimeout(
-                        f"{doing}: the process running your code stopped "
-                        "reading its input and was stopped."
-                    )
-                view = view[os.write(fd, view[: 1 << 16]) :]
-        except OSError:
+            self.running.channel.send(data, deadline)
+        except ChannelTimeout:
+            self._stop()
+            raise stopped_reading(doing) from None
+        except ChannelClosed:
             self._stop()
             gone = f"the process running your code was gone before {doing}."
             raise StudentCrashed(gone) from None
 
-    def _deadline(self, seconds: float) -> tuple[float, bool]:
-        """When waiting must end, and whether the submission's budget (not ``seconds``) says so."""
-        left = self.budget - self.spent
-        return time.monotonic() + min(seconds, left), left < seconds
-
-    def _over_budget(self, what: str) -> StudentTimeout:
-        problem = StudentTimeout(
-            f"{what}: your code had used up the {self.budget:g} s that grading may spend on "
-            "one submission (see the timeouts above; fix those first)."
-        )
-        problem.budget = True
-        return problem
-
-    def _receive(self, timeout: float, doing: str) -> tuple[dict, list[memoryview]]:
-        """Read one reply frame before the deadline, within the size limits, or kill."""
-        assert self.process is not None and self.process.stdout is not None
-        fd = self.process.stdout.fileno()
-        deadline = self._deadline(timeout)
+    def _receive(self, deadline: Deadline, doing: str) -> tuple[dict, list[memoryview]]:
+        """Read the reply to the current request before the deadline, or stop the worker."""
+        assert self.running is not None
         try:
-            while True:
-                (length,) = struct.unpack(">I", self._read(fd, 4, deadline, doing))
-                if length > wire.MAX_HEADER:
-                    raise wire.WireError("reply header too large")
-                raw = bytes(self._read(fd, length, deadline, doing))
-                header, total = wire.unpack_header(raw)
-                body = self._read(fd, total, deadline, doing)
-                seq = header.get("seq", 0)
-                if seq == self.sequence:
-                    break
-                if not isinstance(seq, int) or seq > self.sequence:
-                    raise wire.WireError("a reply to a request that was never sent")
-                # else: a late reply to an earlier request (after a forged one): skip it
+            return self.running.channel.receive(deadline, self.sequence)
+        except ChannelTimeout:
+            self._stop()
+            if deadline.by_budget:
+                raise over_budget(f"{doing} was stopped", self.budget.seconds) from None
+            raise too_slow(doing, self.timeout) from None
+        except ChannelClosed:
+            code = self.running.exit_code()
+            self._stop()
+            raise StudentCrashed(f"while {doing}, Python {describe_exit(code)}") from None
         except wire.WireError as error:
             self._stop()
             raise StudentBadOutput(
                 f"while {doing}, the worker sent a bad reply: {error}."
             ) from None
-        return header, wire.split_blobs(header, memoryview(body))
-
-    def _read(self, fd: int, n: int, deadline: tuple[float, bool], doing: str) -> bytearray:
-        """Exactly n bytes into one preallocated buffer (n is already within the limits)."""
-        buffer, got = bytearray(n), 0
-        view = memoryview(buffer)
-        while got < n:
-            left = deadline[0] - time.monotonic()
-            ready = select.select([fd], [], [], left)[0] if left > 0 else []
-            if not ready:
-                self._stop()
-                if deadline[1]:
-                    raise self._over_budget(f"{doing} was stopped")
-                raise StudentTimeout(
-                    f"{doing} took longer than {self.timeout:g} s and was stopped "
-                    "(an endless loop, or far too much work?)."
-                )
-            count = os.readv(fd, [view[got : got + (1 << 20)]])
-            if not count:
-                code = self.process.wait() if self.process else None
-                if self.sandbox.bwrap and code is not None and 128 < code < 128 + 65:
-                    code = 128 - code  # bwrap exits with 128 + the signal that killed Python
-                self._stop()
-                raise StudentCrashed(f"while {doing}, Python {describe_exit(code)}")
-            got += count
-        return buffer
-
-
-def location(where: Any, template: str) -> str:
-    """Fill ``template`` from a reply's [file, line, function], or "" if it is malformed."""
-    if not isinstance(where, list) or len(where) != 3:
-        return ""
-    return template.format(text(where[0], 200), text(where[1], 20), text(where[2], 200))
-
-
-def import_failure(filename: str, error: dict) -> StudentImportFailed:
-    line = location(error.get("where"), " at line {1}")
-    kind = text(error.get("type", "an error"), 100)
-    message = text(error.get("message", ""))
-    if kind == "ModuleNotFoundError" and filename[:-3] in message:
-        return StudentImportFailed(f"{filename} was not found in the submission.")
-    return StudentImportFailed(f"{filename} could not be imported: {kind}{line}: {message}")
-
-
-def describe_exit(code: int | None) -> str:
-    if code is None:
-        return "stopped"
-    if code < 0:
-        try:
-            name = signal.Signals(-code).name
-        except ValueError:
-            name = f"signal {-code}"
-        hint = {
-            "SIGSEGV": " (a segmentation fault)",
-            "SIGKILL": " (killed: too much memory or CPU?)",
-            "SIGXCPU": " (the CPU time limit)",
-            "SIGXFSZ": " (the file size limit)",
-        }.get(name, "")
-        return f"was killed by {name}{hint}."
-    return f"exited with status {code} (sys.exit or os._exit in your code?)."
 
 
 def copy_submission(source: Path, target: Path) -> None:

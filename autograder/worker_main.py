@@ -16,7 +16,9 @@ import sys
 import time
 import traceback
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+RUNNER = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, RUNNER)
+import landlock  # noqa: E402
 import wire  # noqa: E402
 
 OUTPUT_CAP = 4096
@@ -103,17 +105,24 @@ def main():
     sys.stdout = sys.__stdout__ = Capped(1, "<stdout>")  # type: ignore[misc]
     sys.stderr = sys.__stderr__ = Capped(2, "<stderr>")  # type: ignore[misc]
     sys.dont_write_bytecode = True
-    sys.path.insert(0, submission)
     os.chdir(submission)
+    applied = None
+    rules = os.path.join(RUNNER, "landlock.json")
+    if os.path.exists(rules):  # confine before any of the student's code runs
+        try:
+            applied = landlock.restrict_from(rules)
+        except (OSError, ValueError, KeyError) as error:
+            wire.send(replies, {"ready": True, "landlock": {"error": str(error)[:500]}})
+            return
+    sys.path.insert(0, submission)
 
     module, import_error = None, None
     try:
         module = __import__(module_name)
     except BaseException as error:  # SystemExit and KeyboardInterrupt too: report, not die
         import_error = describe(error, submission)
-    wire.send(
-        replies, {"ready": True, "import_error": import_error, "output": take_output(capture)}
-    )
+    ready = {"ready": True, "import_error": import_error, "output": take_output(capture)}
+    wire.send(replies, dict(ready, landlock=applied))
 
     while True:
         try:

@@ -8,6 +8,7 @@ neither crashes, hangs, leaks nor loses anything.
 from __future__ import annotations
 
 import builtins
+import contextlib
 import dataclasses
 import hashlib
 import json
@@ -16,6 +17,7 @@ import resource
 import shutil
 import socket
 import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Iterator
@@ -23,7 +25,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hostile import SANDBOXES, SLUG, marked, submission, uid_sandbox
+from hostile import SANDBOXES, SLUG, leftovers, submission, twin_submission, uid_sandbox
 
 from autograder import report
 from autograder.assignment import Assignment
@@ -52,7 +54,7 @@ def assignment() -> Assignment:
     return dataclasses.replace(Assignment.load(SLUG), timeout=2.0)
 
 
-@pytest.fixture(params=sorted(SANDBOXES))
+@pytest.fixture(scope="module", params=sorted(SANDBOXES))
 def box(request: pytest.FixtureRequest) -> Sandbox:
     return SANDBOXES[request.param]()
 
@@ -129,7 +131,20 @@ def test_a_hang_costs_one_timeout_and_the_worker_is_killed(box, tmp_path, attack
         assert w.process is None
         value, _ = w.call("merge_heads", np.zeros((2, 3, 4)))  # a fresh worker
         assert value.shape == (3, 8) and w.starts == 2
-    assert marked(box) == []
+    assert leftovers(box) == []
+
+
+@pytest.mark.timeout(60)  # before the fix, the grader hung here for ever
+def test_a_worker_that_shrinks_its_pipe_and_stops_reading_cannot_hang_the_grader(box, tmp_path):
+    with worker(submission(tmp_path, "shrink_pipe"), box, timeout=8) as w:
+        value, _ = w.call("causal_mask", 4)
+        assert value.shape == (4, 4)
+        began = time.monotonic()
+        with pytest.raises(StudentTimeout, match="stopped reading"):
+            w.call("merge_heads", np.zeros((2, 30, 40)))  # about 20 KB of request
+        assert time.monotonic() - began < 8 + 1.0
+        assert w.process is None
+    assert leftovers(box) == []
 
 
 def test_a_sleep_at_import_costs_one_start_timeout_once(box, tmp_path):
@@ -142,6 +157,17 @@ def test_a_sleep_at_import_costs_one_start_timeout_once(box, tmp_path):
         with pytest.raises(StudentImportFailed):
             w.call("merge_heads", np.zeros((2, 3, 4)))
         assert time.monotonic() - began < 0.1 and w.starts == 1
+
+
+def test_a_call_that_starts_the_worker_does_not_overshoot_the_budget(box, tmp_path):
+    """The start's wait is charged before the call waits, not after the call returns."""
+    folder = submission(tmp_path, "slow_import_then_hang")
+    with Worker(folder, "attention", box, timeout=12.0, budget=13.0) as w:
+        began = time.monotonic()  # before: the 2 s import, plus the full 12 s timeout
+        with pytest.raises(StudentTimeout, match="used up the 13 s") as raised:
+            w.call("causal_mask", 4)
+        assert time.monotonic() - began < 13.0 + 1.0
+        assert raised.value.budget
 
 
 def test_grading_a_submission_where_everything_hangs_is_bounded(assignment, box, tmp_path):
@@ -184,36 +210,82 @@ def test_a_memory_bomb_hits_the_memory_limit_not_the_grader(box, tmp_path):
 
 
 def test_a_fork_bomb_is_limited_and_nothing_survives(box, tmp_path):
-    with worker(submission(tmp_path, "fork_bomb"), box) as w, pytest.raises(StudentTimeout):
-        w.call("causal_mask", 4)
-        value, _ = w.call("merge_heads", np.zeros((2, 3, 4)))
-        assert value.shape == (3, 8)
-    assert marked(box) == []
+    with worker(submission(tmp_path, "fork_bomb"), box, timeout=START_FLOOR) as w:
+        with pytest.raises(StudentTimeout):
+            w.call("causal_mask", 4)
+        assert leftovers(box) == []  # the sweep after the timeout got every child
+        value, _ = w.call("merge_heads", np.zeros((2, 3, 4)))  # a fresh worker can start
+        assert value.shape == (3, 8) and w.starts == 2
+    assert leftovers(box) == []
 
 
-def run_daemon(box: Sandbox, tmp_path: Path) -> Path:
-    """Grade the daemon attack, write results afterwards, and give the daemon time to strike."""
+def run_daemon(box: Sandbox, tmp_path: Path, attack: str, strikes_after: float) -> None:
+    """Grade a daemon attack, write results afterwards, and give the daemon time to strike."""
     results = tmp_path / "out" / "results.json"
-    folder = submission(tmp_path / "sub", "setsid_daemon", {"targets.txt": str(results)})
+    folder = submission(tmp_path / "sub", attack, {"targets.txt": str(results)})
     result = grade(Assignment.load(SLUG), folder, box)
     assert result.score == 100  # the daemon's function itself returns the right value
     write_json(results, gradescope(result))
     written = results.read_bytes()
-    time.sleep(0.5)
+    assert leftovers(box) == []
+    time.sleep(strikes_after)
     assert results.read_bytes() == written
-    assert marked(box) == []
-    return results
 
 
 def test_a_setsid_daemon_does_not_survive_grading(box, tmp_path):
-    run_daemon(box, tmp_path)
+    run_daemon(box, tmp_path, "setsid_daemon", 0.5)
 
 
-def test_without_a_uid_the_sweep_still_finds_a_daemon_by_its_marker(tmp_path):
-    """The weakest layer (no namespaces, no uid): the daemon could write, but is killed."""
-    box = Sandbox(mode="fallback")
-    assert box.uid is None and box.bwrap is None
-    run_daemon(box, tmp_path)
+def test_a_daemon_that_execs_with_an_empty_environment_is_found_by_parentage(box, tmp_path):
+    """Before: the sweep looked for a marker in the environment, which execve dropped, and
+    two seconds later the results said {"score": 1000} (fallback mode, no uid)."""
+    run_daemon(box, tmp_path, "exec_daemon", 2.5)
+
+
+KILLED_GRADER = """
+import sys, time
+import numpy as np
+from pathlib import Path
+from autograder.sandbox import Sandbox
+from autograder.worker import Worker
+w = Worker(Path(sys.argv[1]), "attention", Sandbox.detect(sys.argv[2]), timeout=60)
+w.call("merge_heads", np.zeros((2, 3, 4)))
+print(w.process.pid, w.running.job, flush=True)
+time.sleep(120)
+"""
+
+
+def test_when_the_grader_is_killed_its_worker_dies_and_the_job_folder_goes(box, tmp_path):
+    grader = subprocess.Popen(
+        [sys.executable, "-c", KILLED_GRADER, str(submission(tmp_path)), box.mode],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert grader.stdout is not None
+    pid, job = grader.stdout.readline().split()
+    assert Path(job).is_dir()
+    grader.kill()
+    grader.wait()
+    for _ in range(500):
+        gone = not Path(job).exists() and not alive(int(pid))
+        if gone:
+            break
+        time.sleep(0.01)
+    assert not alive(int(pid)), "the worker outlived its grader"
+    assert not Path(job).exists(), "the job folder outlived its grader"
+
+
+def alive(pid: int) -> bool:
+    """Running (a zombie has died); zombies reparented to this subreaper are reaped here."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_bytes().rsplit(b")", 1)[1].split()[0]
+    except OSError:
+        return False
+    if state == b"Z":
+        with contextlib.suppress(ChildProcessError):
+            os.waitpid(pid, os.WNOHANG)
+        return False
+    return True
 
 
 def test_huge_return_values_are_capped(box, tmp_path):
@@ -252,7 +324,7 @@ def test_a_stdout_flood_is_capped_and_the_value_still_counts(box, tmp_path):
         ("patch_numpy", {"causal_mask"}),
         ("lying_eq", {"causal_mask", "merge_heads"}),
         ("ndarray_subclass", {"causal_mask"}),
-        ("forged_reply", {"causal_mask"}),  # merge_heads forges a stale reply: no effect
+        ("forged_reply", {"causal_mask", "split_heads"}),  # a stale reply has no effect
     ],
 )
 def test_forgery_has_no_effect_on_the_score(assignment, box, tmp_path, attack, lost):
@@ -273,6 +345,15 @@ def test_a_forged_pickle_is_refused_unread(box, tmp_path):
     ):
         w.call("causal_mask", 4)
     assert not hasattr(builtins, "PWNED_BY_STUDENT")
+
+
+def test_a_forged_negative_shape_stops_the_worker(box, tmp_path):
+    with worker(submission(tmp_path, "forged_reply"), box) as w:
+        with pytest.raises(StudentBadOutput, match="bad .npy shape"):
+            w.call("split_heads", np.zeros((3, 8)), 2)
+        assert w.process is None  # stopped: it was in no state to go on
+        value, _ = w.call("merge_heads", np.zeros((2, 3, 4)))  # a fresh one
+        assert value.shape == (3, 8) and w.starts == 2
 
 
 def test_a_reply_to_an_earlier_request_is_skipped(box, tmp_path):
@@ -352,9 +433,10 @@ def results() -> Iterator[Path]:
     shutil.rmtree(folder)
 
 
-@pytest.mark.parametrize("layer", ["uid", "namespaces"])
+@pytest.mark.parametrize("layer", ["uid", "landlock", "namespaces"])
 def test_the_worker_cannot_write_grader_files(tmp_path, results, layer):
-    box = uid_sandbox() if layer == "uid" else SANDBOXES["full"]()
+    box = {"uid": uid_sandbox, "landlock": SANDBOXES["landlock"], "namespaces": SANDBOXES["full"]}
+    box = box[layer]()
     suite_file = Path(__file__).resolve().parents[1] / "autograder" / "suites" / SLUG
     suite_file = suite_file / "test_hidden.py"
     before = suite_file.read_bytes()
@@ -365,6 +447,8 @@ def test_the_worker_cannot_write_grader_files(tmp_path, results, layer):
     assert results.read_text() == '{"score": 10}' and suite_file.read_bytes() == before
     if layer == "namespaces":  # not even visible
         assert seen.count("FileNotFoundError") == 4, seen
+    elif layer == "landlock":  # visible to stat, but neither readable nor writable
+        assert seen.count("PermissionError") == 4, seen
     else:
         assert f"read {results}" in seen and "PermissionError" in seen
 
@@ -418,3 +502,89 @@ def test_grading_twice_gives_identical_results(assignment, box, tmp_path):
     first, second = (grade(assignment, folder, box).to_dict() for _ in range(2))
     first.pop("seconds"), second.pop("seconds")
     assert json.dumps(first, sort_keys=True) == json.dumps(second, sort_keys=True)
+
+
+# -- escapes: each gets nothing beyond its honest twin in a strong sandbox ------------------------
+
+REPO = Path(__file__).resolve().parents[1]
+GRADER_PACKAGE = REPO / "autograder"
+WEAK = "fallback"  # the mode that is weak by design: there, the same attacks do escape
+
+
+def escape(box: Sandbox, tmp_path: Path, name: str | None, **params: object) -> np.ndarray:
+    """causal_mask(4) of the twin with attack ``name``; no job folder may be left behind."""
+    with worker(twin_submission(tmp_path / "sub", name, params), box, timeout=10) as w:
+        value, _ = w.call("causal_mask", 4)
+        assert w.running is not None
+        job = w.running.job
+    assert not job.exists()
+    assert leftovers(box) == []
+    return value
+
+
+def escaped(value: np.ndarray) -> bool:
+    assert value.shape == (4, 4) and value.dtype == bool  # the twin's shapes, either way
+    return bool(value.any())  # the honest twin returns all zeros
+
+
+def test_the_honest_twin_returns_zeros(box, tmp_path):
+    assert not escaped(escape(box, tmp_path, None))
+
+
+def test_the_reference_and_hidden_suite_cannot_be_found_and_read(box, tmp_path):
+    known = [
+        str(REPO / "reference" / SLUG / "attention.py"),
+        str(GRADER_PACKAGE / "suites" / SLUG / "test_hidden.py"),
+    ]
+    value = escape(box, tmp_path, "find_reference", known=known)
+    assert escaped(value) == (box.mode == WEAK)
+
+
+def test_nothing_can_be_written_into_the_grader_package_or_the_results_folder(
+    box, tmp_path, results
+):
+    folders = [str(GRADER_PACKAGE), str(results.parent)]
+    planted = [Path(f) / "planted_by_student.py" for f in folders]
+    try:
+        value = escape(box, tmp_path, "write_grader", folders=folders)
+        assert escaped(value) == (box.mode == WEAK)
+        assert any(p.exists() for p in planted) == (box.mode == WEAK)
+        assert results.read_text() == '{"score": 10}'
+    finally:
+        for path in planted:
+            path.unlink(missing_ok=True)
+
+
+def test_the_grader_cannot_be_signalled(box, tmp_path):
+    value = escape(box, tmp_path, "signal_grader", grader=os.getpid())
+    assert escaped(value) == (box.mode == WEAK and box.uid is None)
+
+
+def test_tcp_connections_are_refused(box, tmp_path):
+    with socket.create_server(("127.0.0.1", 0)) as server:
+        port = server.getsockname()[1]
+        value = escape(box, tmp_path, "network_out", protocol="tcp", port=port)
+    assert escaped(value) == (box.mode == WEAK)
+
+
+def test_udp_gets_out_only_without_namespaces(box, tmp_path):
+    """No Landlock ABI covers UDP yet: where Landlock is the only layer, a datagram can leave
+    (the README says so). It brings nothing back: the score is the twin's either way."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as server:
+        server.bind(("127.0.0.1", 0))
+        value = escape(box, tmp_path, "network_out", protocol="udp", port=server.getsockname()[1])
+    assert escaped(value) == (not box.bwrap)
+
+
+@pytest.fixture
+def canary() -> Iterator[Path]:
+    """A file in the grading user's home folder, which no worker may read."""
+    path = Path.home() / f".autograder-canary-{os.getpid()}"
+    path.write_text("private")
+    yield path
+    path.unlink()
+
+
+def test_other_users_home_folders_cannot_be_read(box, tmp_path, canary):
+    value = escape(box, tmp_path, "read_home", canary=str(canary))
+    assert escaped(value) == (box.mode == WEAK and box.uid is None)

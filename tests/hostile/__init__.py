@@ -7,13 +7,15 @@ submission is the reference, so what the attack breaks, and only that, should sc
 
 from __future__ import annotations
 
+import json
+import os
 import shutil
 from pathlib import Path
 
 import pytest
 
 from autograder.assignment import Assignment
-from autograder.sandbox import Sandbox
+from autograder.sandbox import Sandbox, helper_pids
 
 HERE = Path(__file__).resolve().parent
 SLUG = "masks-and-heads"
@@ -42,6 +44,14 @@ def full_sandbox() -> Sandbox:
     return box
 
 
+def landlock_sandbox() -> Sandbox:
+    """Bubblewrap hidden: what a GitHub ubuntu-24.04 runner or a fresh Debian machine gets."""
+    box = Sandbox.detect("landlock")
+    if not box.landlock_abi:
+        pytest.skip("Landlock is not available here: " + "; ".join(box.notes))
+    return box
+
+
 def fallback_sandbox() -> Sandbox:
     return Sandbox.detect("fallback")
 
@@ -53,20 +63,49 @@ def uid_sandbox() -> Sandbox:
     return box
 
 
-SANDBOXES = {"full": full_sandbox, "fallback": fallback_sandbox}
+SANDBOXES = {"full": full_sandbox, "landlock": landlock_sandbox, "fallback": fallback_sandbox}
+STRONG = ("full", "landlock")
 
 
-def marked(box: Sandbox) -> list[int]:
-    """Live processes started by this sandbox (its marker) or running as its uid."""
-    found = []
+def leftovers(box: Sandbox) -> list[int]:
+    """Live descendants of this (grading) process other than its helpers, and live processes
+    of the sandbox uid: found independently of the reaper's own bookkeeping."""
+    children: dict[int, list[int]] = {}
+    alive, owner = set(), {}
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
         try:
-            state = (entry / "stat").read_bytes().rsplit(b")", 1)[1].split()[0]
-            mine = box.marker.encode() in (entry / "environ").read_bytes()
-            if state != b"Z" and (mine or entry.stat().st_uid == box.uid):
-                found.append(int(entry.name))
+            fields = (entry / "stat").read_bytes().rsplit(b")", 1)[1].split()
+            owner[int(entry.name)] = entry.stat().st_uid
         except (OSError, IndexError):
             continue
-    return found
+        children.setdefault(int(fields[1]), []).append(int(entry.name))
+        if fields[0] not in (b"Z", b"X"):
+            alive.add(int(entry.name))
+    found, todo = set(), list(children.get(os.getpid(), []))
+    while todo:
+        pid = todo.pop()
+        if pid not in helper_pids():
+            found.add(pid)
+            todo += children.get(pid, [])
+    found |= {pid for pid, uid in owner.items() if box.uid is not None and uid == box.uid}
+    return sorted(found & alive)
+
+
+ZEROS = """
+import numpy as np
+
+
+def causal_mask(n):
+    return np.zeros((n, n), dtype=bool)
+"""
+
+
+def twin_submission(folder: Path, name: str | None, params: dict) -> Path:
+    """An honest submission whose causal_mask returns zeros, with an escape attempt appended:
+    the attack returns the right mask only if it escaped, so any escape changes the value."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "attention.py").write_text(ZEROS + ("\n\n" + attack(name) if name else ""))
+    (folder / "params.json").write_text(json.dumps(params))
+    return folder

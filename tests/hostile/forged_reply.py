@@ -2,7 +2,8 @@
 
 causal_mask: an object array whose pickle would run code in the grader, if the grader ever
 unpickled it. multi_head_attention: a header that announces a gigabyte of arrays.
-merge_heads: a reply that pretends to answer an earlier request, then the true answer."""
+merge_heads: a reply that pretends to answer an earlier request, then the true answer.
+split_heads: an array whose .npy header claims negative dimensions (their product fits)."""
 
 import io
 import json
@@ -52,3 +53,10 @@ def merge_heads(Xh):
     forge([len(buffer.getvalue())], buffer.getvalue(), late=1, stall=False)
     h, n, d = Xh.shape
     return Xh.transpose(1, 0, 2).reshape(n, h * d)
+
+
+def split_heads(X, h):
+    buffer = io.BytesIO()
+    np.save(buffer, np.zeros((2, 2)))
+    blob = buffer.getvalue().replace(b"(2, 2), }  ", b"(-2, -2), }")
+    forge([len(blob)], blob)
