@@ -48,6 +48,7 @@ class Assignment:
     functions: list[str]
     points: dict[str, float]
     timeout: float
+    returns: dict[str, list[str]]  # names of the values a function returns as a tuple
 
     @classmethod
     def load(cls, slug: str, root: Path | None = None) -> Assignment:
@@ -64,6 +65,7 @@ class Assignment:
             functions=list(data["functions"]),
             points={k: float(v) for k, v in data["points"].items()},
             timeout=float(data.get("timeout", 5)),
+            returns={f: [str(n) for n in names] for f, names in data.get("returns", {}).items()},
         )
 
     @property

@@ -42,7 +42,9 @@ def grade(assignment: Assignment, submission: Path, sandbox: Sandbox | None = No
     start = time.perf_counter()
     result = Result(assignment=assignment.slug, submission=str(submission), sandbox=sandbox.layers)
     if sandbox.weak:
-        result.notices.append("WARNING: weak sandbox (no namespaces): " + "; ".join(sandbox.notes))
+        result.instructor_notes.append(
+            "WARNING: weak sandbox (no namespaces): " + "; ".join(sandbox.notes)
+        )
     part1, problems = quiz.grade(assignment.key, submission / "answers.yaml")
     result.notices += problems
     part2 = run_suite(assignment, submission, sandbox, result.notices)
@@ -76,7 +78,8 @@ def run_suite(
 ) -> list[TestResult]:
     source = assignment.reference_source
     reference = module_from_source(source, f"reference {assignment.slug}")
-    diagnoser = Diagnoser(load_catalogue(assignment.suite / "mistakes.py"), source)
+    catalogue = load_catalogue(assignment.suite / "mistakes.py")
+    diagnoser = Diagnoser(catalogue, source, assignment.returns)
     if not (submission / assignment.module_file).is_file():
         found = sorted(p.name for p in submission.glob("*.py"))[:10]
         hint = f" (found: {', '.join(found)}; rename yours)" if found else ""

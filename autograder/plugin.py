@@ -14,7 +14,7 @@ import pytest
 
 from autograder.context import GradingContext, Student, TestLog
 from autograder.result import TestResult
-from autograder.testing import Feedback
+from autograder.testing import Feedback, reattribute
 from autograder.worker import StudentProblem
 
 
@@ -75,14 +75,21 @@ class GradingPlugin:
         if call.excinfo is None:
             result.score = value
         else:
-            result.outcome, result.message, result.mistakes = verdict(call.excinfo.value)
+            error = reattribute(call.excinfo.value)
+            result.outcome, result.message, result.mistakes = verdict(error)
+            if isinstance(error, Feedback):
+                result.cause, result.explanation, result.blame = (
+                    error.cause,
+                    error.explanation,
+                    error.blame,
+                )
         return result
 
 
 def verdict(error: BaseException) -> tuple[str, str, list[str]]:
     """Outcome, message and matched mistakes for the exception that failed a test."""
     if isinstance(error, Feedback):
-        return "wrong", str(error), [m.name for m in error.mistakes]
+        return error.outcome, error.detail, [m.name for m in error.mistakes]
     if isinstance(error, StudentProblem):
         return error.outcome, str(error), []
     if isinstance(error, AssertionError):
