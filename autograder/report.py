@@ -114,9 +114,14 @@ def likely_cause(tests: list[TestResult], failing: set[str]) -> str:
     cause = causes.most_common(1)[0][0]
     blamed = next((t.blame for t in tests if t.cause == cause and t.blame), [])
     if blamed and all(b in failing for b in blamed):
-        those, verb = " and ".join(blamed), "fail" if len(blamed) > 1 else "fails"
+        those, verb = listed(blamed), "fail" if len(blamed) > 1 else "fails"
         return f"it uses your {those}, which {verb} its own tests: fix that first"
     return cause
+
+
+def listed(names: list[str]) -> str:
+    """['a', 'b', 'c'] -> 'a, b and c'"""
+    return " and ".join([", ".join(names[:-1]), names[-1]] if len(names) > 1 else names)
 
 
 def summary_lines(result: Result) -> list[str]:

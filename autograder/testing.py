@@ -33,6 +33,7 @@ from autograder.compare import (
 )
 from autograder.context import Call
 from autograder.mistakes import Diagnoser, Variant, module_from_source
+from autograder.report import listed
 from autograder.shapes import shape_of_error, wrong_order
 from autograder.worker import StudentProblem, StudentRaised
 
@@ -237,7 +238,10 @@ def error_shape(got: Any, want: Any, rtol: float, atol: float, values: bool) -> 
                 if len(whole) == 2:  # a pair: the two are swapped
                     return wrong_order((1, 0), names)
                 return f"{value_name(j, names)} you return is what {value_name(i, names)} should be"
-    return shape_of_error(got, want, rtol, atol, names_of(got)) if values else None
+    found = shape_of_error(got, want, rtol, atol, names_of(got)) if values else None
+    if found and call is not None and len(call.path) == 1:  # said as of the whole tuple
+        return f"{value_name(call.path[0], returned_names(call.function))}: {found}"
+    return found
 
 
 def holds(value: Any, index: int, item: Any) -> bool:
@@ -246,7 +250,7 @@ def holds(value: Any, index: int, item: Any) -> bool:
 
 def cascade(function: str, culprits: list[str]) -> tuple[str, str]:
     """The detail and the cause of a failure that comes from other functions of the student."""
-    those = " and ".join(culprits)
+    those = listed(culprits)
     detail = (
         f"{function} uses your {those}, and that is where this goes wrong: a correct "
         f"{function} using your {those} fails in exactly the same way."
