@@ -19,7 +19,8 @@ from autograder.grading import grade
 from autograder.mistakes import Catalogue, Diagnoser, load_catalogue, module_from_source
 from autograder.result import gradescope
 from autograder.sandbox import Sandbox
-from autograder.testing import Feedback, check, expect, raises
+from autograder.shapes import shape_of_error
+from autograder.testing import Feedback, check, expect, raises, reattribute
 from autograder.worker import StudentRaised
 
 SLUG = "masks-and-heads"
@@ -117,6 +118,14 @@ def positive(x):
     if (x < 0).any():
         raise ValueError("negative entries")
     return x
+
+
+def total_of_double(x):
+    return 1.0 * total(double(x))
+
+
+def pair(x):
+    return x, 2 * x
 """
 
 tiny = Catalogue()
@@ -142,6 +151,31 @@ def positive_unchecked(x):
     return x
 
 
+more = Catalogue()  # for cascades, names and cases: apart, so as not to change tiny's matches
+
+
+@more.mistake("total-as-list", replaces="total", why="A list.", hint="An array.")
+def total_as_list(x):
+    return list(x.sum(axis=0))
+
+
+@more.mistake("pair-swapped", replaces="pair", why="Swapped.", hint="Order.")
+def pair_swapped(x):
+    return 2 * x, x
+
+
+@more.mistake(
+    "scaled",
+    replaces="double",
+    title="times {k}",
+    why="Times {k}.",
+    hint="Not {k}.",
+    cases={"k": [3, 4]},
+)
+def scaled(x, *, k):
+    return k * x
+
+
 class InProcess:
     """A stand-in for the worker: runs a trusted module here, returning copies and raising as
     the worker would."""
@@ -157,17 +191,25 @@ class InProcess:
             raise StudentRaised(function, {"type": names[0], "mro": names}) from None
 
 
-@pytest.fixture
-def student(request):
-    """The tiny module with the mistake named by the test's parameter, as the student."""
-    variant = next(v for v in tiny.variants if v.name == request.param)
+def as_student(name: str, catalogue: Catalogue | None = None) -> context.Student:
+    """The tiny module with the mistake ``name`` (of tiny or more) as the student's, diagnosed
+    with ``catalogue`` (by default the one that holds the mistake)."""
+    variant = next(v for v in tiny.variants + more.variants if v.name == name)
+    if catalogue is None:
+        catalogue = tiny if variant in tiny.variants else more
     ctx = GradingContext(
         worker=InProcess(module_from_source(variant.source(REFERENCE), "student")),
         reference=module_from_source(REFERENCE, "reference"),
-        diagnoser=Diagnoser(tiny, REFERENCE),
+        diagnoser=Diagnoser(catalogue, REFERENCE, returns={"pair": ["once", "twice"]}),
     )
     context.active = ctx
-    yield context.Student(ctx)
+    return context.Student(ctx)
+
+
+@pytest.fixture
+def student(request):
+    """The tiny module with the mistake named by the test's parameter, as the student."""
+    yield as_student(request.param)
     context.active = None
 
 
@@ -238,6 +280,93 @@ def test_returning_where_an_error_was_expected_is_diagnosed(student):
 def test_the_expected_error_passes(student):
     with raises("ValueError"):
         student.positive(X)
+
+
+@pytest.mark.parametrize("student", ["triple"], indirect=True)
+def test_a_caller_failing_only_through_its_callee_points_to_the_callee(student):
+    with pytest.raises(Feedback) as error:
+        expect(student.total_of_double(X), np.array([8.0, -4.0]))
+    assert error.value.blame == ["double"]
+    assert error.value.cause == "it uses your double: fix that first"
+    assert "Known" not in str(error.value) and error.value.explanation == ""
+
+
+@pytest.mark.parametrize("student", ["total-as-list"], indirect=True)
+def test_a_raise_in_a_correct_caller_is_not_shown_but_blamed_on_the_callee(student):
+    with pytest.raises(StudentRaised) as raised:
+        student.total_of_double(X)  # the reference's code raises on the list total returns
+    error = reattribute(raised.value)
+    assert isinstance(error, Feedback) and error.blame == ["total"]
+    assert error.outcome == "raised" and "list" not in str(error)
+
+
+@pytest.mark.parametrize("student", ["triple"], indirect=True)
+def test_a_callers_own_mistake_is_not_blamed_on_its_callee(student):
+    with pytest.raises(Feedback) as error:
+        expect(student.total(X), np.array([5.0, -2.0]))  # total is right; this is not
+    assert error.value.blame == []
+
+
+def test_returned_values_are_named_and_their_order_said():
+    student = as_student("pair-swapped", Catalogue())  # not catalogued: said from its shape
+    with pytest.raises(Feedback) as error:
+        expect(student.pair(X), (X, 2 * X))
+    assert "in the once (value 0) of the returned tuple" in str(error.value)
+    with pytest.raises(Feedback) as error:
+        once, _ = student.pair(X)
+        expect(once, X)
+    assert "you return (twice, once); the order is (once, twice)" in str(error.value)
+    context.active = None
+
+
+def test_one_entry_with_cases_registers_one_variant_per_case():
+    cases = [v for v in more.variants if v.family == "scaled"]
+    assert [(v.name, v.title, v.why, v.hint) for v in cases] == [
+        ("scaled-3", "times 3", "Times 3.", "Not 3."),
+        ("scaled-4", "times 4", "Times 4.", "Not 4."),
+    ]
+    module = module_from_source(cases[1].source(REFERENCE), "scaled-4")
+    assert module.double(1.0) == 4.0  # the case's value is bound, the signature is the same
+
+
+@pytest.mark.parametrize("student", ["scaled-4"], indirect=True)
+def test_each_case_of_an_entry_is_named_by_itself(student):
+    with pytest.raises(Feedback) as error:
+        expect(student.double(X), 2 * X)
+    assert named(error) == ["scaled-4"] and error.value.cause == "times 4"
+
+
+# -- generic error shapes, one by one --------------------------------------------------------
+
+W = np.arange(1.0, 25.0).reshape(4, 6) / 7
+
+
+@pytest.mark.parametrize(
+    ("got", "want", "words"),
+    [
+        ((W.T, W), (W, W.T), "you return (second, first); the order is (first, second)"),
+        (W.T, W, "the expected one transposed"),
+        (W[[1, 0, 2, 3]], W, "your row 0 is the expected row 1, your row 1 is the expected row 0"),
+        (W[:, [*range(1, 6), 0]], W, "your columns are the expected ones moved along by -1"),
+        (W / np.sqrt(8), W, "every value is 0.354 times the expected one: a factor of 1/sqrt(8)?"),
+        (W * 24, W, "every value is 24 times the expected one: a factor of 24?"),
+        (-W, W, "every value has the wrong sign"),
+        (W - 1, W, "every value is off by the same amount: yours = expected -1"),
+        (np.where(np.arange(4)[:, None] == 2, np.nan, W), W, "row 2 of your result is all NaN"),
+        (np.stack([W, 2 * W]).transpose(1, 0, 2), np.stack([W, 2 * W]), "axes in another order"),
+        (np.zeros_like(W), W, "every value of your result is 0"),
+        (np.where(np.arange(4)[:, None] < 2, 0, W), W, "rows 0, 1 of your result are all zeros"),
+        (~np.eye(3, dtype=bool), np.eye(3, dtype=bool), "every True should be False"),
+    ],
+)
+def test_a_generic_error_shape_is_said_in_plain_words(got, want, words):
+    assert words in shape_of_error(got, want, names=("first", "second"))
+
+
+def test_no_shape_is_claimed_for_a_value_that_merely_looks_alike():
+    noisy = W * 0.354 + np.random.default_rng(0).normal(scale=1e-3, size=W.shape)
+    assert shape_of_error(noisy, W) is None
+    assert shape_of_error(W, W.T.T + 1e-3 * np.eye(4, 6)) is None
 
 
 # -- end to end, through `autograder grade --json` ------------------------------------------
