@@ -1,6 +1,7 @@
 """Feedback on a wrong answer: staged when no known mistake matches, named when one does."""
 
 import copy
+import itertools
 import json
 import re
 import shutil
@@ -622,3 +623,14 @@ def test_the_grade_command_sends_instructor_notes_to_stderr(assignment, capsys):
     assert "WARNING: weak sandbox" in err and "WARNING" not in out
     assert "sandbox:" in err and "sandbox" not in out
     assert "Summary:" in out and "Total: 100/100" in out
+
+
+@pytest.mark.parametrize("path", ["README.md", "assignments/masks-and-heads/README.md"])
+def test_the_readme_and_the_handout_show_real_feedback(assignment, graded, path):
+    text = (assignment.root / path).read_text()
+    after = text.split("returns `(output, weights)`:\n\n", 1)[1].splitlines()
+    block = itertools.takewhile(lambda line: not line or line.startswith("    "), after)
+    shown = [line[4:] for line in block if line.strip() not in ("", "...")]
+    result = graded("swapped-tuple", reference_with(assignment, BAD_CASES["swapped-tuple"]))
+    real = report.student_text(result).splitlines()
+    assert len(shown) >= 10 and all(line in real for line in shown), shown
