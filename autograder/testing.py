@@ -206,7 +206,7 @@ def failure(
     ctx = context.active
     call = ctx.log.origin(got) if ctx else None
     if ctx is not None and call is not None:
-        culprits = at_fault(ctx, call, lambda replayed: matches(got, replayed))
+        culprits = at_fault(ctx, call, lambda replayed: same_value(got, replayed))
         if culprits:
             detail, cause = cascade(call.function, culprits)
             return Feedback(detail, diagnose(got), cause=cause, blame=culprits)
@@ -215,6 +215,11 @@ def failure(
     if shape and not mistakes:
         return Feedback(detail, cause=shape)
     return Feedback(detail, mistakes)
+
+
+def same_value(got: Any, replayed: Any) -> bool:
+    """Whether a replay gave the student's value (a replay that raised gave none)."""
+    return not isinstance(replayed, BaseException) and matches(got, replayed)
 
 
 def error_shape(got: Any, want: Any, rtol: float, atol: float, values: bool) -> str | None:

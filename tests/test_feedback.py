@@ -568,13 +568,15 @@ SHAPES = {
         {
             "masked_attention": "0 * {0}[0], {0}[1]",
             "merge_heads": "{} / np.sqrt(8)",
-            "split_heads": "-{}",
         },
         {
             "masked_attention": "the weights (value 0): every value of your result is 0",
             "merge_heads": "every value is 0.354 times the expected one: a factor of 1/sqrt(8)?",
-            "split_heads": "every value has the wrong sign",
         },
+    ),
+    "sign": (
+        {"split_heads": "-{}"},
+        {"split_heads": "every value has the wrong sign"},
     ),
     "offset": (
         {"multi_head_attention": "{} + 0.5"},
