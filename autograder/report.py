@@ -80,6 +80,15 @@ class Section:
         return sum(t.max_score for t in self.tests)
 
     @property
+    def said(self) -> str:
+        """What the summary says about this section, after its points."""
+        if self.earned == self.total:
+            return "all correct"
+        if self.title == PART1:
+            return f"{len(self.failed)} of {len(self.tests)} questions to look at again"
+        return self.cause or "see the details"
+
+    @property
     def failed(self) -> list[TestResult]:
         """Failed tests, shortest feedback first."""
         return sorted((t for t in self.tests if not t.passed), key=lambda t: len(t.message))
@@ -131,12 +140,11 @@ def summary_lines(result: Result) -> list[str]:
     lines = []
     for s in found:
         score = f"{points(s.earned)}/{points(s.total)}"
-        if s.earned == s.total:
-            said = "all correct"
-        elif s.title == PART1:
-            said = f"{len(s.failed)} of {len(s.tests)} questions to look at again, below"
-        else:
-            said = f"likely cause: {s.cause}" if s.cause else "see the details below"
+        said = (
+            s.said
+            if s.earned == s.total or s.title == PART1 or not s.cause
+            else f"likely cause: {s.cause}"
+        )
         lines.append(neutralise(f"  {s.title:<{width}}  {score:>{score_width}}  {said}"))
     return lines
 
@@ -205,11 +213,12 @@ def student_markdown(result: Result) -> str:
     Student-derived text is HTML-escaped, and details sit in ``<pre>`` blocks."""
     score = f"{points(result.score)}/{points(result.max_score)}"
     out = [f"### {md(result.assignment)}: {score}", ""]
-    out += [f"> {md(n)}" for n in result.notices]
-    out += ["", "| | points | likely cause |", "|---|---|---|"]
+    out += [f"> {md(n)}\n" for n in result.notices]
+    out += ["| | points | likely cause |", "|---|---|---|"]
     for s in sections(result):
-        said = "all correct" if s.earned == s.total else s.cause or "see the details"
-        out.append(f"| `{md(s.title)}` | {points(s.earned)}/{points(s.total)} | {md(said)} |")
+        said = s.said
+        title = md(s.title) if s.title == PART1 else f"`{md(s.title)}`"
+        out.append(f"| {title} | {points(s.earned)}/{points(s.total)} | {md(said)} |")
     for section in detailed(result):
         if section.failed:
             heading = f"{section.title}: {points(section.earned)}/{points(section.total)}"
