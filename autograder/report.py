@@ -7,7 +7,8 @@ the same cause refer back to it in one line. Platform adapters call the renderer
 - ``student_text(result)``: the student's feedback as plain text (a terminal, nbgrader, a log);
 - ``student_markdown(result)``: the same as Markdown, details folded under ``<details>`` (the
   job summary, nbgrader feedback, Gradescope's ``md`` output);
-- ``test_text(test)``: one test's feedback alone (a per-test output box);
+- ``test_texts(result)``: each test's feedback alone (per-test output boxes), a cause
+  explained once per function;
 - ``instructor_text(result)``: the instructor-only notes (sandbox strength, machine set-up),
   for stderr or a batch report; never part of what a student sees;
 - ``summary(result)``: the instructor's whole terminal view, the two above together.
@@ -172,12 +173,16 @@ def short_name(test: TestResult) -> str:
     return test.name[len(prefix) :] if test.checks and test.name.startswith(prefix) else test.name
 
 
-def test_lines(test: TestResult) -> list[str]:
-    """One failed test's feedback, escaped: what went wrong, the likely cause and why."""
+def test_lines(test: TestResult, explained: bool = False) -> list[str]:
+    """One failed test's feedback, escaped: what went wrong, the likely cause and why (unless
+    ``explained`` already, on an earlier test of the same function)."""
     lines = test.message.splitlines()
     if test.cause:
         lines.append(f"Likely cause: {sentence(test.cause)}")
-    lines += test.explanation.splitlines()
+    if explained and test.explanation:
+        lines.append("(Explained on the first test of this function that it fails.)")
+    else:
+        lines += test.explanation.splitlines()
     if test.printed:
         lines.append("your code printed:")
         lines += ["| " + m for m in test.printed.splitlines()[:10]]
@@ -188,11 +193,24 @@ def sentence(text: str) -> str:
     return text if text.endswith((".", "?", "!")) else text + "."
 
 
-def test_text(test: TestResult) -> str:
-    """One test's feedback alone, for a platform that shows each test in its own box."""
+def test_texts(result: Result) -> list[str]:
+    """Each test's feedback alone, for a platform that shows each test in its own box: a
+    cause is explained on the first failed test of a function, and only named on the next."""
+    seen: set[tuple[str, str]] = set()
+    texts = []
+    for test in result.tests:
+        key = (test.checks, test.cause)
+        texts.append(test_text(test, explained=key in seen))
+        if not test.passed and test.cause:
+            seen.add(key)
+    return texts
+
+
+def test_text(test: TestResult, explained: bool = False) -> str:
+    """One test's feedback alone."""
     if test.passed:
         return "Passed."
-    return "\n".join(test_lines(test))
+    return "\n".join(test_lines(test, explained))
 
 
 def student_text(result: Result) -> str:

@@ -65,11 +65,11 @@ def gradescope(result: Result) -> dict[str, Any]:
     """Gradescope's results.json (gradescope/autograder_samples, docs/specs.md): the summary
     in Markdown on top, each test's own feedback in its box, instructor notes kept out of
     what students see (extra_data)."""
-    from autograder.report import student_markdown, test_text  # report renders Results
+    from autograder.report import student_markdown, test_texts  # report renders Results
 
     tests = []
-    for number, t in enumerate(result.tests, start=1):
-        output = test_text(t)
+    outputs = test_texts(result)
+    for number, (t, output) in enumerate(zip(result.tests, outputs, strict=True), start=1):
         tests.append(
             {
                 "name": t.name,
