@@ -73,6 +73,7 @@ class Assignment:
     # function -> the other functions its tests may call the student's own version of; the
     # handout says so (e.g. multi-head attention graded with the student's own split_heads)
     together: dict[str, list[str]] = field(default_factory=dict)
+    returns: dict[str, list[str]] = field(default_factory=dict)  # names of returned values
     course: Path | None = None  # None: found by find_root() when first needed
 
     @classmethod
@@ -91,6 +92,7 @@ class Assignment:
             timeout=float(data.get("timeout", 5)),
             suite=suites / slug,
             together={k: list(v) for k, v in (data.get("graded_together") or {}).items()},
+            returns={f: [str(n) for n in names] for f, names in data.get("returns", {}).items()},
             course=Path(root) if root else None,
         )
 

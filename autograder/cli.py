@@ -26,7 +26,8 @@ def cmd_grade(args: argparse.Namespace) -> int:
         if args.json:  # a platform waiting for results.json still gets one
             write_json(Path(args.json), gradescope_failure(str(error)))
         raise
-    print(report.summary(result))
+    print(report.student_text(result))
+    print(report.instructor_text(result), file=sys.stderr)
     if args.json:
         write_json(Path(args.json), gradescope(result))
         print(f"results written to {args.json}")

@@ -14,8 +14,22 @@ import numpy as np
 from autograder.wire import Unsupported
 
 RTOL, ATOL = 1e-5, 1e-7
-SHOW_ENTRIES = 6  # wrong entries (or rows, for small arrays) shown
+SHOW_ENTRIES = 3  # wrong entries shown; only where got and expected differ
+SHOW_ROWS = 2  # wrong rows shown whole, for narrow arrays
 MAX_COLUMNS = 8  # arrays up to this wide show whole rows, expected above got
+
+
+def describe(array: np.ndarray) -> str:
+    """An array in words: 'a 6×24 array', 'a 5×5 array of booleans'."""
+    if array.ndim == 0:
+        size = "a single-value array"
+    elif array.ndim == 1:
+        size = f"an array of {array.shape[0]} {plural('value', array.shape[0])}"
+    else:
+        size = "a " + "×".join(map(str, array.shape)) + " array"
+    if array.dtype == bool:
+        return size + " of booleans"
+    return size if array.dtype.kind in "iuf" else f"{size} of {array.dtype}"
 
 
 def kind_of(value: Any) -> str:
@@ -24,9 +38,11 @@ def kind_of(value: Any) -> str:
     if isinstance(value, Unsupported):
         return f"a {value.type_name}"
     if isinstance(value, np.ndarray):
-        return f"an array of shape {value.shape} and dtype {value.dtype}"
+        return describe(value)
     if isinstance(value, np.generic):
         return f"a NumPy scalar ({value.dtype})"
+    if isinstance(value, tuple | list):
+        return f"a {type(value).__name__} of {len(value)} {plural('value', len(value))}"
     return f"a {type(value).__name__}"
 
 
@@ -40,11 +56,11 @@ def structure_problem(got: Any, want: Any) -> str | None:
         return None
     if isinstance(want, np.ndarray):
         if not isinstance(got, np.ndarray):
-            return f"returned {kind_of(got)}; expected a NumPy array of shape {want.shape}."
+            return f"returned {kind_of(got)}; expected a NumPy array, {describe(want)}."
         if got.shape != want.shape:
-            return f"returned shape {got.shape}; expected shape {want.shape}."
+            return f"returned {describe(got)}; expected {describe(want)}."
         if want.dtype == bool and got.dtype != bool:
-            return f"returned dtype {got.dtype}; expected a boolean array (dtype bool)."
+            return f"returned {describe(got)}; expected an array of booleans (dtype bool)."
         if got.dtype.kind not in "biuf":
             return f"returned dtype {got.dtype}; expected real numbers."
     if is_number(want) and not is_number(got):
@@ -99,7 +115,7 @@ def side_by_side(got: np.ndarray, want: np.ndarray, bad: np.ndarray) -> list[str
     if got.ndim == 0 or got.shape[-1] > MAX_COLUMNS:
         return []
     rows = [r for r in np.ndindex(got.shape[:-1]) if bad[r].any()]
-    if len(rows) > SHOW_ENTRIES:
+    if len(rows) > SHOW_ROWS:
         return []
     width = max(len(fmt(x)) for r in rows for x in (*want[r], *got[r]))
     names = axis_names(got.ndim)
@@ -184,8 +200,11 @@ def row_text(values: np.ndarray, width: int) -> str:
     return "[" + ", ".join(f"{fmt(x):>{width}}" for x in values) + "]"
 
 
-def problem(got: Any, want: Any, rtol: float = RTOL, atol: float = ATOL) -> str | None:
-    """The first problem found between got and want, or None when they match."""
+def problem(
+    got: Any, want: Any, rtol: float = RTOL, atol: float = ATOL, names: Names = ()
+) -> str | None:
+    """The first problem found between got and want, or None when they match. ``names`` are
+    the suite's names for the values of a returned tuple, e.g. ("weights", "output")."""
     found = structure_problem(got, want)
     if found:
         return found
@@ -193,10 +212,18 @@ def problem(got: Any, want: Any, rtol: float = RTOL, atol: float = ATOL) -> str 
         for i, (g, w) in enumerate(zip(got, want, strict=True)):
             inner = problem(g, w, rtol, atol)
             if inner:
-                return f"in value {i} of the returned tuple, {inner}"
+                return f"in {value_name(i, names)} of the returned tuple, {inner}"
     if isinstance(want, np.ndarray) or is_number(want):
         return value_problem(np.asarray(got), np.asarray(want), rtol, atol)
     return None
+
+
+Names = tuple[str, ...] | list[str]
+
+
+def value_name(index: int, names: Names) -> str:
+    """'the weights (value 0)' when the suite names the values, else 'value 0'."""
+    return f"the {names[index]} (value {index})" if index < len(names) else f"value {index}"
 
 
 def matches(got: Any, want: Any, rtol: float = RTOL, atol: float = ATOL) -> bool:
@@ -216,10 +243,10 @@ def fmt(x: Any) -> str:
     return f"{float(x):.6g}"
 
 
-def show(value: Any, limit: int = 16) -> str:
-    """A value as it appears in feedback: small arrays in full, large ones by shape."""
+def show(value: Any, limit: int = 4) -> str:
+    """A value as it appears in a call: tiny arrays in full, others in words ('a 6×24 array')."""
     if isinstance(value, np.ndarray):
         if value.size <= limit:
             return np.array2string(value, precision=4, separator=", ").replace("\n", "")
-        return f"<array {value.shape}>"
+        return describe(value)
     return repr(value)

@@ -41,6 +41,7 @@ class TestLog:
 
     calls: dict[int, tuple[Any, Call]] = field(default_factory=dict)
     output: list[str] = field(default_factory=list)
+    attempted: Call | None = None  # the latest call into the student's code, even one that raised
 
     def remember(self, value: Any, call: Call) -> None:
         self.calls[id(value)] = (value, call)  # keep value alive so its id stays unique
@@ -78,6 +79,7 @@ class GradingContext:
     log: TestLog = field(default_factory=TestLog)
 
     def call(self, function: str, args: tuple, kwargs: dict) -> Any:
+        self.log.attempted = Call(function, args, kwargs)
         try:
             value, output = self.worker.call(function, *args, **kwargs)
         except Exception as problem:

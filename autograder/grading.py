@@ -46,7 +46,7 @@ def grade(assignment: Assignment, submission: Path, sandbox: Sandbox | None = No
     result.sandbox_strength = sandbox.strength
     result.instructor_notes.append(sandbox.strength)
     if sandbox.weak:
-        result.notices.append("WARNING: weak sandbox: your code could read the grader's files")
+        result.instructor_notes.append("WARNING: " + "; ".join(sandbox.notes))
     part1, problems = quiz.grade(assignment.key, submission / "answers.yaml")
     result.notices += problems
     part2 = run_suite(assignment, submission, sandbox, result.notices)
@@ -81,7 +81,8 @@ def run_suite(
     source = assignment.reference_source
     try:
         reference = module_from_source(source, f"reference {assignment.slug}")
-        diagnoser = Diagnoser(load_catalogue(assignment.suite / "mistakes.py"), source)
+        catalogue = load_catalogue(assignment.suite / "mistakes.py")
+        diagnoser = Diagnoser(catalogue, source, assignment.returns)
     except Exception as error:
         problem = f"{assignment.slug}: the reference or the catalogue fails: {error}"
         raise SuiteError(problem) from error

@@ -32,11 +32,20 @@ class Variant:
     hint: str = ""
     correct: bool = False  # an "also correct" form, which must get full marks
     helpers: list[Callable[..., Any]] = field(default_factory=list)  # the catalogue's, shared
+    title: str = ""  # what a student reads: "the mask applied after the softmax"
+    bound: dict[str, Any] = field(default_factory=dict)  # a parameterised entry's case
+    family: str = ""  # the entry this case belongs to: its name without the case
+
+    def __post_init__(self) -> None:
+        if not self.title:  # older catalogues: the id in words
+            object.__setattr__(self, "title", self.name.replace("-", " "))
+        if not self.family:
+            object.__setattr__(self, "family", self.name)
 
     def source(self, reference_source: str) -> str:
         """The reference module's source with this variant in place of its function, and the
         catalogue's helpers added at the end."""
-        new = function_node(self.function)
+        new = bind(function_node(self.function), self.bound)
         new.name, new.decorator_list = self.replaces, []
         lines = reference_source.splitlines(keepends=True)
         defined = {n.name: n for n in ast.parse(reference_source).body if hasattr(n, "name")}
@@ -63,6 +72,23 @@ def function_node(function: Callable[..., Any]) -> ast.FunctionDef:
     return node
 
 
+def bind(node: ast.FunctionDef, bound: dict[str, Any]) -> ast.FunctionDef:
+    """A parameterised entry's function for one case: its keyword-only parameters become
+    constants set at the top of the body, so the variant has the reference's signature."""
+    if not bound:
+        return node
+    args = node.args
+    keep = [(a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=True)]
+    keep = [(a, d) for a, d in keep if a.arg not in bound]
+    args.kwonlyargs, args.kw_defaults = [a for a, _ in keep], [d for _, d in keep]
+    constants = [
+        ast.Assign(targets=[ast.Name(id=k, ctx=ast.Store())], value=ast.Constant(v), lineno=0)
+        for k, v in bound.items()
+    ]
+    node.body = [*constants, *node.body]
+    return ast.fix_missing_locations(node)
+
+
 NAME = re.compile(r"[a-z0-9]+(-[a-z0-9]+)*")
 
 
@@ -80,12 +106,47 @@ class Catalogue:
         self.helpers.append(function)
         return function
 
-    def mistake(self, name: str, replaces: str, why: str, hint: str) -> Callable:
+    def mistake(
+        self,
+        name: str,
+        replaces: str,
+        why: str,
+        hint: str,
+        title: str = "",
+        cases: dict[str, list[str]] | None = None,
+    ) -> Callable:
         """Register a known-wrong variant: ``why`` says what went wrong and why it is wrong,
-        ``hint`` points toward the fix without giving the code."""
+        ``hint`` points toward the fix without giving the code, ``title`` names it for a
+        student in a few plain words.
+
+        ``cases`` makes one entry stand for several variants, one per value of a keyword-only
+        parameter of the function: ``cases={"which": ["Wq", "Wo"]}`` registers
+        ``name-wq`` and ``name-wo``, and ``{which}`` in the texts names the case."""
         if not why.strip() or not hint.strip():
             raise ValueError(f"mistake {name!r} needs both a `why` and a `hint`")
-        return self._register(name=name, replaces=replaces, why=why.strip(), hint=hint.strip())
+        texts = {"why": why.strip(), "hint": hint.strip(), "title": title.strip()}
+        if not cases:
+            return self._register(name=name, replaces=replaces, **texts)
+        (parameter, values), *more = cases.items()
+        if more or not values:
+            raise ValueError(f"mistake {name!r}: cases name one parameter and its values")
+        registrations = [
+            self._register(
+                name=f"{name}-{str(value).lower()}",
+                replaces=replaces,
+                family=name,
+                bound={parameter: value},
+                **{k: t.format(**{parameter: value}) for k, t in texts.items()},
+            )
+            for value in values
+        ]
+
+        def decorate(function: Callable) -> Callable:
+            for register in registrations:
+                register(function)
+            return function
+
+        return decorate
 
     def also_correct(self, name: str, replaces: str) -> Callable:
         """Register a form that looks different from the reference but must get full marks."""
@@ -154,6 +215,24 @@ def module_from_source(source: str, name: str) -> types.ModuleType:
     return module
 
 
+def calls_between(source: str) -> dict[str, list[str]]:
+    """For each public module-level function of ``source``, the others it calls by name."""
+    functions = {
+        node.name: node
+        for node in ast.parse(source).body
+        if isinstance(node, ast.FunctionDef) and not node.name.startswith("_")
+    }
+    calls = {}
+    for name, node in functions.items():
+        called = {
+            n.func.id
+            for n in ast.walk(node)
+            if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
+        }
+        calls[name] = [f for f in functions if f in called and f != name]
+    return calls
+
+
 class Diagnoser:
     """Run catalogued mistakes in the trusted process, on the inputs a student's code was given.
 
@@ -162,10 +241,21 @@ class Diagnoser:
     variant can neither warn nor change an input that the next variant needs.
     """
 
-    def __init__(self, catalogue: Catalogue, reference_source: str) -> None:
+    def __init__(
+        self,
+        catalogue: Catalogue,
+        reference_source: str,
+        returns: dict[str, list[str]] | None = None,
+    ) -> None:
         self.catalogue = catalogue
         self.mistakes = catalogue.mistakes
         self.reference_source = reference_source
+        self.returns = returns or {}  # the suite's names for returned values, by function
+        self._callees = calls_between(reference_source)
+
+    def callees(self, function: str) -> list[str]:
+        """The reference's public functions that its ``function`` calls."""
+        return self._callees.get(function, [])
 
     def module(self, variant: Variant) -> types.ModuleType:
         return self.catalogue.module(variant, self.reference_source)

@@ -19,7 +19,7 @@ import pytest
 from autograder import context
 from autograder.context import GradingContext, Reference, Student, SuiteFault, TestLog
 from autograder.result import TestResult
-from autograder.testing import Feedback
+from autograder.testing import Feedback, reattribute
 from autograder.worker import StudentProblem
 
 GRADING = pytest.StashKey[GradingContext]()
@@ -104,7 +104,14 @@ class GradingPlugin:
             error = call.excinfo.value
             self.errors.append(f"{item.name}: {type(error).__name__}: {str(error)[:300]}")
         else:
-            result.outcome, result.message, result.mistakes = verdict(call.excinfo.value)
+            error = reattribute(call.excinfo.value)
+            result.outcome, result.message, result.mistakes = verdict(error)
+            if isinstance(error, Feedback):
+                result.cause, result.explanation, result.blame = (
+                    error.cause,
+                    error.explanation,
+                    error.blame,
+                )
         self.results.append(result)
 
 
@@ -130,7 +137,7 @@ def trusted_fault(excinfo: pytest.ExceptionInfo, log: TestLog) -> bool:
 def verdict(error: BaseException) -> tuple[str, str, list[str]]:
     """Outcome, message and matched mistakes for the exception that failed a test."""
     if isinstance(error, Feedback):
-        return "wrong", str(error), [m.name for m in error.mistakes]
+        return error.outcome, error.detail, [m.name for m in error.mistakes]
     if isinstance(error, StudentProblem):
         return error.outcome, str(error), []
     if isinstance(error, AssertionError):

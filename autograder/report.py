@@ -1,4 +1,17 @@
-"""The readable summary printed after grading.
+"""What a student reads after grading, as text and as Markdown, and what only the instructor reads.
+
+A summary comes first, one line per function (points and the likely cause), then the details
+of each failed test, shortest first. A cause is explained once per function; later tests with
+the same cause refer back to it in one line. Platform adapters call the renderers here:
+
+- ``student_text(result)``: the student's feedback as plain text (a terminal, nbgrader, a log);
+- ``student_markdown(result)``: the same as Markdown, details folded under ``<details>`` (the
+  job summary, nbgrader feedback, Gradescope's ``md`` output);
+- ``test_texts(result)``: each test's feedback alone (per-test output boxes), a cause
+  explained once per function;
+- ``instructor_text(result)``: the instructor-only notes (sandbox strength, machine set-up),
+  for stderr or a batch report; never part of what a student sees;
+- ``summary(result)``: the instructor's whole terminal view, the two above together.
 
 Anything that came from the student (messages quoting their values, what their code printed)
 is escaped first, so a line like ``::notice::Points 100/100`` can never reach a CI runner raw.
@@ -6,9 +19,25 @@ is escaped first, so a line like ``::notice::Points 100/100`` can never reach a 
 
 from __future__ import annotations
 
+import html
+from collections import Counter
+from dataclasses import dataclass
+
 from autograder.result import Result, TestResult
 
-PART_TITLES = {"part1": "Part 1: by hand (answers.yaml)", "part2": "Part 2: code"}
+PART1 = "Part 1 (answers.yaml)"
+INDENT = "    "
+
+# the likely cause of a failure that carries none, from its outcome
+OUTCOME_CAUSES = {
+    "timeout": "it takes too long (an endless loop?)",
+    "crashed": "it crashes Python",
+    "missing": "it is missing from your file",
+    "import": "your file could not be imported",
+    "raised": "it raises an error",
+    "invalid-output": "it returns something the tests cannot use",
+    "wrong": "",
+}
 
 
 def neutralise(text: str) -> str:
@@ -26,34 +55,209 @@ def points(value: float) -> str:
     return f"{value:g}"
 
 
-def line(test: TestResult) -> list[str]:
-    mark = "PASS" if test.passed else "FAIL"
-    head = f"  [{mark}] {points(test.score):>4}/{points(test.max_score):<3} {test.name}"
-    out = [neutralise(head)]
-    if not test.passed and test.message:
-        out += ["         " + neutralise(m) for m in test.message.splitlines()]
+def cause_of(test: TestResult) -> str:
+    """One test's likely cause in plain words ('' when unknown)."""
+    if test.cause:
+        return test.cause
+    if "is not implemented yet" in test.message:
+        return "it is not implemented yet"
+    return OUTCOME_CAUSES.get(test.outcome, "")
+
+
+@dataclass
+class Section:
+    """The tests of one function (or Part 1), with what the summary line says about them."""
+
+    title: str
+    tests: list[TestResult]
+    cause: str = ""
+
+    @property
+    def earned(self) -> float:
+        return sum(t.score for t in self.tests)
+
+    @property
+    def total(self) -> float:
+        return sum(t.max_score for t in self.tests)
+
+    @property
+    def said(self) -> str:
+        """What the summary says about this section, after its points."""
+        if self.earned == self.total:
+            return "all correct"
+        if self.title == PART1:
+            return f"{len(self.failed)} of {len(self.tests)} questions to look at again"
+        return self.cause or "see the details"
+
+    @property
+    def failed(self) -> list[TestResult]:
+        """Failed tests, shortest feedback first."""
+        return sorted((t for t in self.tests if not t.passed), key=lambda t: len(t.message))
+
+
+def sections(result: Result) -> list[Section]:
+    """Part 1, then each checked function in the order of its first test."""
+    found: list[Section] = []
+    if result.part("part1"):
+        found.append(Section(PART1, result.part("part1")))
+    by_function: dict[str, list[TestResult]] = {}
+    for test in result.part("part2"):
+        by_function.setdefault(test.checks or "other tests", []).append(test)
+    failing = {f for f, tests in by_function.items() if any(not t.passed for t in tests)}
+    for function, tests in by_function.items():
+        found.append(Section(function, tests, likely_cause(tests, failing)))
+    return found
+
+
+def detailed(result: Result) -> list[Section]:
+    """The sections whose failures need details: not those only a notice explains (a file
+    that could not be imported fails every test the same way)."""
+    return [s for s in sections(result) if any(t.outcome != "import" for t in s.failed)]
+
+
+def likely_cause(tests: list[TestResult], failing: set[str]) -> str:
+    """The cause most failed tests of one function share; a failure that comes from another
+    function points there."""
+    causes = Counter(cause_of(t) for t in tests if not t.passed and cause_of(t))
+    if not causes:
+        return ""
+    cause = causes.most_common(1)[0][0]
+    blamed = next((t.blame for t in tests if t.cause == cause and t.blame), [])
+    if blamed and all(b in failing for b in blamed):
+        those, verb = listed(blamed), "fail" if len(blamed) > 1 else "fails"
+        return f"it uses your {those}, which {verb} its own tests: fix that first"
+    return cause
+
+
+def listed(names: list[str]) -> str:
+    """['a', 'b', 'c'] -> 'a, b and c'"""
+    return " and ".join([", ".join(names[:-1]), names[-1]] if len(names) > 1 else names)
+
+
+def summary_lines(result: Result) -> list[str]:
+    found = sections(result)
+    width = max((len(s.title) for s in found), default=0)
+    score_width = max((len(f"{points(s.earned)}/{points(s.total)}") for s in found), default=0)
+    lines = []
+    for s in found:
+        score = f"{points(s.earned)}/{points(s.total)}"
+        said = (
+            s.said
+            if s.earned == s.total or s.title == PART1 or not s.cause
+            else f"likely cause: {s.cause}"
+        )
+        lines.append(neutralise(f"  {s.title:<{width}}  {score:>{score_width}}  {said}"))
+    return lines
+
+
+def details(section: Section) -> list[str]:
+    """Each failed test of one section: the first with a given cause says it in full, the
+    later ones refer back to it in one line."""
+    lines = []
+    said: set[str] = set()
+    for test in section.failed:
+        head = f"  [FAIL] {points(test.score)}/{points(test.max_score)} {short_name(test)}"
+        cause = cause_of(test)
+        if cause and cause in said:
+            lines.append(neutralise(f"{head}: same cause as above."))
+            continue
+        said.add(cause)
+        lines.append(neutralise(head))
+        lines += [INDENT + line for line in test_lines(test)]
+    return lines
+
+
+def short_name(test: TestResult) -> str:
+    """The test's name without the function it checks, which the section already says."""
+    prefix = f"{test.checks}: "
+    return test.name[len(prefix) :] if test.checks and test.name.startswith(prefix) else test.name
+
+
+def test_lines(test: TestResult, explained: bool = False) -> list[str]:
+    """One failed test's feedback, escaped: what went wrong, the likely cause and why (unless
+    ``explained`` already, on an earlier test of the same function)."""
+    lines = test.message.splitlines()
+    if test.cause:
+        lines.append(f"Likely cause: {sentence(test.cause)}")
+    if explained and test.explanation:
+        lines.append("(Explained on the first test of this function that it fails.)")
+    else:
+        lines += test.explanation.splitlines()
     if test.printed:
-        out.append("         your code printed:")
-        out += ["         | " + neutralise(m) for m in test.printed.splitlines()[:10]]
-    return out
+        lines.append("your code printed:")
+        lines += ["| " + m for m in test.printed.splitlines()[:10]]
+    return [neutralise(line) for line in lines]
+
+
+def sentence(text: str) -> str:
+    return text if text.endswith((".", "?", "!")) else text + "."
+
+
+def test_texts(result: Result) -> list[str]:
+    """Each test's feedback alone, for a platform that shows each test in its own box: a
+    cause is explained on the first failed test of a function, and only named on the next."""
+    seen: set[tuple[str, str]] = set()
+    texts = []
+    for test in result.tests:
+        key = (test.checks, test.cause)
+        texts.append(test_text(test, explained=key in seen))
+        if not test.passed and test.cause:
+            seen.add(key)
+    return texts
+
+
+def test_text(test: TestResult, explained: bool = False) -> str:
+    """One test's feedback alone."""
+    if test.passed:
+        return "Passed."
+    return "\n".join(test_lines(test, explained))
+
+
+def student_text(result: Result) -> str:
+    """The student's feedback as plain text: summary first, then the details."""
+    out = [neutralise(f"{result.assignment}: {points(result.score)}/{points(result.max_score)}")]
+    out += [f"! {neutralise(n)}" for n in result.notices]
+    out += ["", "Summary:", *summary_lines(result)]
+    for section in detailed(result):
+        if section.failed:
+            score = f"{points(section.earned)}/{points(section.total)}"
+            out += ["", neutralise(f"{section.title}: {score}"), *details(section)]
+    out += ["", f"Total: {points(result.score)}/{points(result.max_score)}"]
+    return "\n".join(out)
+
+
+def student_markdown(result: Result) -> str:
+    """The student's feedback as Markdown: a summary table, each function's details folded.
+    Student-derived text is HTML-escaped, and details sit in ``<pre>`` blocks."""
+    score = f"{points(result.score)}/{points(result.max_score)}"
+    out = [f"### {md(result.assignment)}: {score}", ""]
+    out += [f"> {md(n)}\n" for n in result.notices]
+    out += ["| | points | likely cause |", "|---|---|---|"]
+    for s in sections(result):
+        said = s.said
+        title = md(s.title) if s.title == PART1 else f"`{md(s.title)}`"
+        out.append(f"| {title} | {points(s.earned)}/{points(s.total)} | {md(said)} |")
+    for section in detailed(result):
+        if section.failed:
+            heading = f"{section.title}: {points(section.earned)}/{points(section.total)}"
+            out += ["", f"<details><summary>{md(heading)}</summary>", "", "<pre>"]
+            out += [html.escape(line, quote=False) for line in details(section)]
+            out += ["</pre>", "</details>"]
+    return "\n".join(out) + "\n"
+
+
+def md(text: str) -> str:
+    """Student-derived text made safe for one line of Markdown (a table cell, a summary)."""
+    return html.escape(neutralise(text)).replace("|", "&#124;").replace("\n", " ")
+
+
+def instructor_text(result: Result) -> str:
+    """What only the instructor reads: sandbox strength, machine set-up, timing."""
+    lines = [f"note: {neutralise(n)}" for n in result.instructor_notes]
+    lines.append(f"(sandbox: {', '.join(result.sandbox)}; {result.seconds:.1f} s)")
+    return "\n".join(lines)
 
 
 def summary(result: Result) -> str:
-    out = [neutralise(f"{result.assignment}: grading {result.submission}")]
-    out += [f"! {neutralise(n)}" for n in result.notices]
-    for part, title in PART_TITLES.items():
-        tests = result.part(part)
-        if not tests:
-            continue
-        earned = sum(t.score for t in tests)
-        total = sum(t.max_score for t in tests)
-        out += ["", f"{title}: {points(earned)}/{points(total)}"]
-        for test in tests:
-            out += line(test)
-    out += [
-        "",
-        f"Total: {points(result.score)}/{points(result.max_score)}",
-        f"(sandbox: {', '.join(result.sandbox)}; {result.seconds:.1f} s)",
-        f"({neutralise(result.sandbox_strength or 'sandbox strength not recorded')})",
-    ]
-    return "\n".join(out)
+    """The instructor's terminal view: the student's feedback, then the instructor's notes."""
+    return student_text(result) + "\n" + instructor_text(result)

@@ -22,9 +22,12 @@ class TestResult:
     score: float
     max_score: float
     outcome: str  # passed, wrong, not-answered, raised, timeout, crashed, missing, import...
-    message: str = ""
+    message: str = ""  # what went wrong in this test: what was checked, expected and got
     checks: str = ""  # the function or question this test is about
-    mistakes: list[str] = field(default_factory=list)
+    mistakes: list[str] = field(default_factory=list)  # catalogue ids (for instructors)
+    cause: str = ""  # the likely cause in one line of plain words, when one is known
+    explanation: str = ""  # why that cause is wrong, and a hint; said once per function
+    blame: list[str] = field(default_factory=list)  # other functions this failure comes from
     printed: str = ""  # what the student's code printed, capped; shown escaped
 
     @property
@@ -38,9 +41,10 @@ class Result:
     submission: str
     tests: list[TestResult] = field(default_factory=list)
     notices: list[str] = field(default_factory=list)  # whole-submission messages
+    # for the instructor only (sandbox strength, machine set-up): never in student-visible text
+    instructor_notes: list[str] = field(default_factory=list)
     sandbox: list[str] = field(default_factory=list)  # the isolation layers used
     sandbox_strength: str = ""  # "strong sandbox: ..." or "weak sandbox: ...", with why
-    instructor_notes: list[str] = field(default_factory=list)  # never shown to students
     seconds: float = 0.0
 
     @property
@@ -59,12 +63,14 @@ class Result:
 
 
 def gradescope(result: Result) -> dict[str, Any]:
-    """Gradescope's results.json (gradescope/autograder_samples, docs/specs.md)."""
+    """Gradescope's results.json (gradescope/autograder_samples, docs/specs.md): the summary
+    in Markdown on top, each test's own feedback in its box, instructor notes kept out of
+    what students see (extra_data)."""
+    from autograder.report import student_markdown, test_texts  # report renders Results
+
     tests = []
-    for number, t in enumerate(result.tests, start=1):
-        output = t.message or ("Passed." if t.passed else "")
-        if t.printed:
-            output += f"\n\nYour code printed:\n{t.printed}"
+    outputs = test_texts(result)
+    for number, (t, output) in enumerate(zip(result.tests, outputs, strict=True), start=1):
         tests.append(
             {
                 "name": t.name,
@@ -76,14 +82,19 @@ def gradescope(result: Result) -> dict[str, Any]:
                 "output_format": "text",
                 "visibility": "visible",
                 "tags": [t.part, *([t.checks] if t.checks else [])],
-                "extra_data": {"id": t.id, "outcome": t.outcome, "mistakes": t.mistakes},
+                "extra_data": {
+                    "id": t.id,
+                    "outcome": t.outcome,
+                    "mistakes": t.mistakes,
+                    "blame": t.blame,
+                },
             }
         )
     return {
         "score": result.score,
         "execution_time": round(result.seconds, 3),
-        "output": "\n".join(result.notices),
-        "output_format": "text",
+        "output": student_markdown(result),
+        "output_format": "md",
         "visibility": "visible",
         "stdout_visibility": "hidden",
         "extra_data": {
@@ -91,6 +102,7 @@ def gradescope(result: Result) -> dict[str, Any]:
             "max_score": result.max_score,
             "sandbox": result.sandbox,
             "sandbox_strength": result.sandbox_strength,
+            "instructor_notes": result.instructor_notes,
         },
         "tests": tests,
     }

@@ -13,17 +13,29 @@ from __future__ import annotations
 
 import contextlib
 import types
-from collections.abc import Iterator
+import warnings
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
 import pytest
 
 from autograder import context
-from autograder.compare import ATOL, RTOL, kind_of, matches, problem, show, structure_problem
+from autograder.compare import (
+    ATOL,
+    RTOL,
+    kind_of,
+    matches,
+    problem,
+    show,
+    structure_problem,
+    value_name,
+)
 from autograder.context import Call
-from autograder.mistakes import Diagnoser, Variant
-from autograder.worker import StudentRaised
+from autograder.mistakes import Diagnoser, Variant, module_from_source
+from autograder.report import listed
+from autograder.shapes import shape_of_error, wrong_order
+from autograder.worker import StudentProblem, StudentRaised
 
 
 def points(value: float, checks: str) -> pytest.MarkDecorator:
@@ -32,30 +44,34 @@ def points(value: float, checks: str) -> pytest.MarkDecorator:
 
 
 class Feedback(AssertionError):
-    """A failed check, with a message for the student and the mistakes it matched."""
+    """A failed check: what went wrong (``detail``), its likely cause in one line, why that is
+    wrong with a hint (``explanation``), the catalogued mistakes it matched, and the student's
+    other functions it comes from (``blame``), for a failure that is not this function's own."""
 
-    def __init__(self, message: str, mistakes: list[Variant] | None = None) -> None:
+    def __init__(
+        self,
+        detail: str,
+        mistakes: list[Variant] | None = None,
+        cause: str = "",
+        blame: list[str] | None = None,
+        outcome: str = "wrong",
+    ) -> None:
         self.mistakes = mistakes or []
-        super().__init__(message + explain(self.mistakes))
+        self.detail, self.blame, self.outcome = detail, blame or [], outcome
+        self.cause = cause or " or ".join(m.title for m in self.mistakes)
+        self.explanation = "" if self.blame else explain(self.mistakes)
+        end = "" if self.cause.endswith((".", "?")) else "."
+        said = f"\n\nLikely cause: {self.cause}{end}" if self.cause else ""
+        super().__init__(detail + said + (f"\n{self.explanation}" if self.explanation else ""))
 
 
 def explain(mistakes: list[Variant]) -> str:
-    """The part of the feedback that names known mistakes: what happened, why it is wrong, and
-    a hint toward the fix."""
-    if not mistakes:
-        return ""
+    """Why the matched mistakes are wrong, and a hint toward the fix."""
     if len(mistakes) == 1:
-        m = mistakes[0]
-        return (
-            f"\n\nDiagnosis: this is exactly what the known mistake `{m.name}` gives.\n"
-            f"{m.why}\nHint: {m.hint}"
-        )
-    lines = [
-        f"\n\nDiagnosis: this is exactly what each of {len(mistakes)} known mistakes gives, "
-        "so any one of them may be the cause:"
-    ]
+        return f"{mistakes[0].why}\nHint: {mistakes[0].hint}"
+    lines = [f"Any of these {len(mistakes)} mistakes gives exactly this:"] if mistakes else []
     for m in mistakes:
-        lines += [f"- `{m.name}`: {m.why}", f"  Hint: {m.hint}"]
+        lines += [f"- {m.title}: {m.why}", f"  Hint: {m.hint}"]
     return "\n".join(lines)
 
 
@@ -127,17 +143,38 @@ def last_call() -> tuple[Any, Call | None]:
 
 
 def described(got: Any) -> str:
+    """The call that returned ``got``, in words: 'the weights returned by masked_attention(a
+    4×8 array, ...)'."""
     ctx = context.current()
     call = ctx.log.origin(got) if ctx else None
-    return call.describe(show) if call else "your function"
+    if call is None:
+        return "your function"
+    text = Call(call.function, call.args, call.kwargs).describe(show)
+    if not call.path:
+        return text
+    names = returned_names(call.function)
+    index = call.path[-1] if len(call.path) == 1 else len(names)
+    return f"{value_name(index, names)} returned by {text}"
+
+
+def returned_names(function: str) -> tuple[str, ...]:
+    """The suite's names for the values ``function`` returns (suite.yaml: returns)."""
+    ctx = context.current()
+    return tuple(ctx.diagnoser.returns.get(function, ())) if ctx else ()
+
+
+def names_of(got: Any) -> tuple[str, ...]:
+    ctx = context.current()
+    call = ctx.log.origin(got) if ctx else None
+    return returned_names(call.function) if call and not call.path else ()
 
 
 def expect(got: Any, want: Any, rtol: float = RTOL, atol: float = ATOL) -> None:
     """Fail with staged feedback unless ``got`` matches ``want`` within tolerance."""
     __tracebackhide__ = True  # pytest: the failure is the test's line, not this one
-    found = problem(got, want, rtol, atol)
+    found = problem(got, want, rtol, atol, names_of(got))
     if found:
-        raise Feedback(f"{described(got)}: {found}", diagnose(got))
+        raise failure(got, f"{described(got)}: {found}", want, rtol, atol)
 
 
 def expect_structure(got: Any, want: Any) -> None:
@@ -145,14 +182,144 @@ def expect_structure(got: Any, want: Any) -> None:
     __tracebackhide__ = True  # pytest: the failure is the test's line, not this one
     found = structure_problem(got, want)
     if found:
-        raise Feedback(f"{described(got)}: {found}", diagnose(got))
+        raise failure(got, f"{described(got)}: {found}", want, values=False)
 
 
 def check(condition: Any, message: str, about: Any = None) -> None:
     """A behavioural probe: fail with ``message`` (and a diagnosis of ``about``) unless true."""
     __tracebackhide__ = True  # pytest: the failure is the test's line, not this one
     if not bool(condition):
-        raise Feedback(message, diagnose(about) if about is not None else [])
+        raise failure(about, message) if about is not None else Feedback(message)
+
+
+def failure(
+    got: Any,
+    detail: str,
+    want: Any = None,
+    rtol: float = RTOL,
+    atol: float = ATOL,
+    values: bool = True,
+) -> Feedback:
+    """The feedback on a wrong ``got``: when the student's code that returned it is wrong only
+    through another of their functions, that function is named instead; otherwise the
+    catalogued mistakes it matches, and how it differs from ``want`` in plain words."""
+    ctx = context.current()
+    call = ctx.log.origin(got) if ctx else None
+    if ctx is not None and call is not None:
+        culprits = at_fault(ctx, call, lambda replayed: same_value(got, replayed))
+        if culprits:
+            detail, cause = cascade(call.function, culprits)
+            return Feedback(detail, diagnose(got), cause=cause, blame=culprits)
+    mistakes = diagnose(got)
+    shape = error_shape(got, want, rtol, atol, values) if want is not None else None
+    if shape and not mistakes:
+        return Feedback(detail, cause=shape)
+    return Feedback(detail, mistakes)
+
+
+def same_value(got: Any, replayed: Any) -> bool:
+    """Whether a replay gave the student's value (a replay that raised gave none)."""
+    return not isinstance(replayed, BaseException) and matches(got, replayed)
+
+
+def error_shape(got: Any, want: Any, rtol: float, atol: float, values: bool) -> str | None:
+    """How ``got`` differs from ``want``, in words: for one value of a returned tuple, whether
+    another value of that tuple is what was expected (its ``values``, or only its type and
+    shape); else, for values, autograder.shapes."""
+
+    def same(value: Any, want: Any) -> bool:
+        if values:
+            return matches(value, want, rtol, atol)
+        return structure_problem(value, want) is None
+
+    ctx = context.current()
+    call = ctx.log.origin(got) if ctx else None
+    if ctx is not None and call is not None and len(call.path) == 1:
+        i, names = call.path[0], returned_names(call.function)
+        entries = ctx.log.calls.values()
+        whole = next((v for v, c in entries if not c.path and holds(v, i, got)), ())
+        for j, value in enumerate(whole):
+            if j != i and same(value, want):
+                if len(whole) == 2:  # a pair: the two are swapped
+                    return wrong_order((1, 0), names)
+                return f"{value_name(j, names)} you return is what {value_name(i, names)} should be"
+    found = shape_of_error(got, want, rtol, atol, names_of(got)) if values else None
+    if found and call is not None and len(call.path) == 1:  # said as of the whole tuple
+        return f"{value_name(call.path[0], returned_names(call.function))}: {found}"
+    return found
+
+
+def holds(value: Any, index: int, item: Any) -> bool:
+    return isinstance(value, tuple | list) and len(value) > index and value[index] is item
+
+
+def cascade(function: str, culprits: list[str]) -> tuple[str, str]:
+    """The detail and the cause of a failure that comes from other functions of the student."""
+    those = listed(culprits)
+    detail = (
+        f"{function} uses your {those}, and that is where this goes wrong: a correct "
+        f"{function} using your {those} fails in exactly the same way."
+    )
+    return detail, f"it uses your {those}: fix {'them' if len(culprits) > 1 else 'that'} first"
+
+
+def at_fault(ctx: context.GradingContext, call: Call, same: Callable[[Any], bool]) -> list[str]:
+    """Those of the student's functions called by ``call.function`` (in the reference) that
+    make the reference's ``call.function`` fail as the student's did: ``same`` says whether
+    a replay's value (or the exception it raised) is the same failure.
+
+    The replay runs the reference in this process; only the student's functions run in the
+    worker, through the usual proxy. A function is named when swapping it alone in
+    reproduces the failure; when no single one does, all together are tried."""
+    callees = ctx.diagnoser.callees(call.function)
+    if not callees:
+        return []
+
+    def reproduces(used: list[str]) -> bool:
+        source = ctx.diagnoser.reference_source
+        module = module_from_source(source, "reference, mixed") if used else ctx.reference
+        student = context.Student(ctx)
+        for name in used:
+            setattr(module, name, getattr(student, name))
+        try:
+            with warnings.catch_warnings(), np.errstate(all="ignore"):
+                warnings.simplefilter("ignore")
+                replayed = pick(
+                    getattr(module, call.function)(*call.args, **call.kwargs), call.path
+                )
+        except StudentProblem as problem:
+            return same(problem)
+        except Exception as error:  # the reference's code, on what the student's returned
+            return same(error)
+        return same(replayed)
+
+    if reproduces([]) or not reproduces(callees):
+        return []  # the reference alone fails so too, or the student's own code differs
+    alone = [name for name in callees if reproduces([name])]
+    return alone or callees
+
+
+def reattribute(error: BaseException) -> BaseException:
+    """A student's function that raised only because another of their functions, which it
+    calls, returned something wrong becomes feedback naming that function; the error itself
+    (from code that is not the cause) is not shown."""
+    ctx = context.current()
+    call = ctx.log.attempted if ctx else None
+    if ctx is None or call is None or not isinstance(error, StudentRaised):
+        return error
+    if error.is_a("NotImplementedError") or call.function != error.function:
+        return error
+
+    def same(replayed: Any) -> bool:
+        if isinstance(replayed, StudentRaised):
+            return (replayed.type_name, replayed.detail) == (error.type_name, error.detail)
+        return isinstance(replayed, Exception) and type(replayed).__name__ == error.type_name
+
+    culprits = at_fault(ctx, call, same)
+    if not culprits:
+        return error
+    detail, cause = cascade(call.function, culprits)
+    return Feedback(detail, cause=cause, blame=culprits, outcome=error.outcome)
 
 
 def parts(got: Any, *names: str) -> tuple:

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from autograder import check as checking
-from autograder import grading
+from autograder import grading, report
 from autograder.assignment import Assignment
 from autograder.check import Checker, table
 from autograder.grading import grade
@@ -93,6 +93,29 @@ def test_every_mistake_is_named_alone_on_a_test_of_its_own_function(checked, cat
     for m in catalogue.mistakes:
         own = [t for t in graded[m.name].part("part2") if t.checks == m.replaces]
         assert any(not t.passed and t.mistakes == [m.name] for t in own), m.name
+
+
+def test_every_mistake_is_summarised_by_its_title_in_a_short_feedback(checked, catalogue):
+    """The student's summary line for the broken function names the mistake in plain words,
+    and that function's whole feedback (summary line and details) stays within 15 lines."""
+    for m in catalogue.mistakes:
+        text = report.student_text(checked[2].graded[m.name])
+        lines = text.splitlines()
+        line = next(line for line in lines if line.startswith(f"  {m.replaces} "))
+        assert m.title in line.split("likely cause: ")[-1], (m.name, line)
+        start = lines.index(next(x for x in lines if x.startswith(f"{m.replaces}: ")))
+        end = next(i for i in range(start + 1, len(lines)) if not lines[i].startswith("  "))
+        assert 1 + end - start <= 15, "\n".join([line, *lines[start:end]])
+        assert m.name not in text, "catalogue ids are for instructors"
+
+
+def test_one_entry_covers_each_projection_transposed(checked, catalogue):
+    cases = [m for m in catalogue.mistakes if m.family == "projection-transposed"]
+    assert [m.bound["which"] for m in cases] == ["Wq", "Wk", "Wv", "Wo"]
+    for m in cases:  # each case is validated by check, and named alone
+        own = [t for t in checked[2].graded[m.name].part("part2") if not t.passed]
+        assert any(t.mistakes == [m.name] for t in own), m.name
+        assert m.title == f"{m.bound['which']} is transposed"
 
 
 def test_a_mistake_is_never_named_on_a_test_it_passes(checked, catalogue):

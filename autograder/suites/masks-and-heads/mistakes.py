@@ -55,6 +55,7 @@ def attend_heads(q, k, v, mask):
 
 @catalogue.mistake(
     "causal-mask-inverted",
+    title="the mask is True where a token may NOT look",
     replaces="causal_mask",
     why="Your mask is True where a position must NOT look (the future) and False where it may. "
     "In this course True means 'may attend', so every token would see only its future.",
@@ -67,6 +68,7 @@ def causal_mask_inverted(n):
 
 @catalogue.mistake(
     "causal-mask-transposed",
+    title="the causal mask is transposed: the future, not the past",
     replaces="causal_mask",
     why="Your mask is the transpose of the causal mask: row i allows the columns j >= i, so each "
     "token looks at itself and the future instead of itself and the past.",
@@ -79,6 +81,7 @@ def causal_mask_transposed(n):
 
 @catalogue.mistake(
     "causal-mask-strict",
+    title="the diagonal is left out of the causal mask",
     replaces="causal_mask",
     why="Your mask leaves out the diagonal, so a token may not look at itself. The first token "
     "then has nothing at all to attend to.",
@@ -91,6 +94,7 @@ def causal_mask_strict(n):
 
 @catalogue.mistake(
     "causal-mask-not-boolean",
+    title="the mask holds numbers, not booleans",
     replaces="causal_mask",
     why="Your mask has the right pattern but holds numbers (1.0 and 0.0), not booleans. A mask "
     "of numbers does not select entries: indexing with it or inverting it with ~ goes wrong.",
@@ -106,6 +110,7 @@ def causal_mask_not_boolean(n):
 
 @catalogue.mistake(
     "mask-after-softmax",
+    title="the mask is applied after the softmax",
     replaces="masked_attention",
     why="You applied the mask to the weights after the softmax. The softmax had already given "
     "part of each row's weight to the masked positions, so zeroing them afterwards leaves rows "
@@ -121,6 +126,7 @@ def mask_after_softmax(Q, K, V, mask=None):
 
 @catalogue.mistake(
     "mask-fill-zero",
+    title="masked scores are set to 0 instead of -inf",
     replaces="masked_attention",
     why="You set the masked scores to 0 instead of -inf. A score of 0 still gets a weight of "
     "e^0 = 1 before normalising, so masked positions keep a share of the attention.",
@@ -133,6 +139,7 @@ def mask_fill_zero(Q, K, V, mask=None):
 
 @catalogue.mistake(
     "mask-inverted",
+    title="the mask is used the wrong way round",
     replaces="masked_attention",
     why="You hid the positions where the mask is True and kept the others. In this course "
     "True means 'may attend', so the allowed positions were removed and the forbidden ones "
@@ -147,6 +154,7 @@ def mask_inverted(Q, K, V, mask=None):
 
 @catalogue.mistake(
     "softmax-wrong-axis",
+    title="the softmax runs over the wrong axis",
     replaces="masked_attention",
     why="Your softmax normalises down the columns (over the queries) instead of along each "
     "row (over the keys), so the weights of one query do not sum to 1.",
@@ -160,6 +168,7 @@ def softmax_wrong_axis(Q, K, V, mask=None):
 
 @catalogue.mistake(
     "softmax-no-max-subtraction",
+    title="the softmax does not subtract the row maximum",
     replaces="masked_attention",
     why="Your softmax exponentiates the raw scores. With large scores np.exp overflows to inf "
     "and inf / inf gives NaN, although the true weights are perfectly ordinary numbers.",
@@ -175,6 +184,7 @@ def softmax_no_max_subtraction(Q, K, V, mask=None):
 
 @catalogue.mistake(
     "no-empty-row-guard",
+    title="a row with every key masked gives NaN",
     replaces="masked_attention",
     why="A query whose keys are all masked gets NaN: its row is all -inf, so subtracting the "
     "max gives -inf - (-inf) = NaN. The handout asks for weights 0 and output 0 there.",
@@ -190,6 +200,7 @@ def no_empty_row_guard(Q, K, V, mask=None):
 
 @catalogue.mistake(
     "no-scale",
+    title="the scores are not divided by sqrt(d_k)",
     replaces="masked_attention",
     why="You did not divide the scores by sqrt(d_k). Without the scale, the scores grow with "
     "the width and the softmax becomes too peaked.",
@@ -203,6 +214,7 @@ def no_scale(Q, K, V, mask=None):
 
 @catalogue.mistake(
     "scale-by-d",
+    title="the scores are divided by d_k instead of sqrt(d_k)",
     replaces="masked_attention",
     why="You divided the scores by d_k instead of sqrt(d_k), which flattens the weights too much.",
     hint="The scale is the square root of the key width, not the width itself.",
@@ -217,6 +229,7 @@ def scale_by_d(Q, K, V, mask=None):
 
 @catalogue.mistake(
     "split-by-reshape",
+    title="the heads are split by a reshape alone",
     replaces="split_heads",
     why="You reshaped (n, d) straight into (h, n, d_head). The shape is right, but a reshape "
     "reads the numbers in memory order, so head 0 is made of whole rows of X (several tokens) "
@@ -230,6 +243,7 @@ def split_by_reshape(X, h):
 
 @catalogue.mistake(
     "split-without-transpose",
+    title="the head axis is not moved to the front",
     replaces="split_heads",
     why="You cut each row into h pieces but returned shape (n, h, d_head): the head axis must "
     "come first, (h, n, d_head).",
@@ -241,6 +255,7 @@ def split_without_transpose(X, h):
 
 @catalogue.mistake(
     "split-interleaved",
+    title="each head takes every h-th column",
     replaces="split_heads",
     why="Your heads take every h-th column (columns i, i + h, i + 2h, ...) instead of a "
     "contiguous block. Head i must own columns i * d_head up to (i + 1) * d_head.",
@@ -253,6 +268,7 @@ def split_interleaved(X, h):
 
 @catalogue.mistake(
     "split-no-check",
+    title="no ValueError when h does not divide d",
     replaces="split_heads",
     why="When h does not divide d your code silently drops the last columns instead of "
     "raising ValueError, so a wrong head count goes unnoticed.",
@@ -268,6 +284,7 @@ def split_no_check(X, h):
 
 @catalogue.mistake(
     "merge-by-reshape",
+    title="the heads are merged by a reshape alone",
     replaces="merge_heads",
     why="You reshaped (h, n, d_head) straight into (n, h * d_head). A reshape reads the numbers "
     "in memory order, so a row of the result mixes several tokens of one head instead of one "
@@ -282,6 +299,7 @@ def merge_by_reshape(Xh):
 
 @catalogue.mistake(
     "merge-interleaved",
+    title="the heads' columns are interleaved",
     replaces="merge_heads",
     why="Your merge puts the heads' columns side by side one at a time (column j of every head, "
     "then column j + 1, ...), instead of putting head i's block in columns i * d_head onwards.",
@@ -295,6 +313,7 @@ def merge_interleaved(Xh):
 
 @catalogue.mistake(
     "merge-stacks-rows",
+    title="the heads are stacked as rows",
     replaces="merge_heads",
     why="You joined the heads one below the other (h * n rows of width d_head) instead of side "
     "by side (n rows of width h * d_head).",
@@ -310,6 +329,7 @@ def merge_stacks_rows(Xh):
 
 @catalogue.mistake(
     "mha-no-output-projection",
+    title="the output projection Wo is missing",
     replaces="multi_head_attention",
     why="You returned the merged heads without multiplying by Wo. The output projection mixes "
     "the heads; without it the result is just the heads side by side.",
@@ -322,6 +342,7 @@ def mha_no_output_projection(X, Wq, Wk, Wv, Wo, h, causal=True):
 
 @catalogue.mistake(
     "mha-weights-transposed",
+    title="all four weight matrices are transposed",
     replaces="multi_head_attention",
     why="You multiplied by the transposed weights (X @ W.T). The weights here are in x @ W "
     "layout: W maps a row vector of width d_model to another by right multiplication.",
@@ -334,7 +355,27 @@ def mha_weights_transposed(X, Wq, Wk, Wv, Wo, h, causal=True):
 
 
 @catalogue.mistake(
+    "projection-transposed",
+    title="{which} is transposed",
+    replaces="multi_head_attention",
+    why="You multiplied by {which}.T where {which} belongs. The weights here are in x @ W layout: "
+    "each one maps a row vector of width d_model to another by right multiplication, as it is "
+    "given.",
+    hint="Read the docstring's layout again: {which} multiplies from the right just as it is "
+    "given, like the other three.",
+    cases={"which": ["Wq", "Wk", "Wv", "Wo"]},
+)
+def projection_transposed(X, Wq, Wk, Wv, Wo, h, causal=True, *, which):
+    W = {"Wq": Wq, "Wk": Wk, "Wv": Wv, "Wo": Wo}
+    W[which] = W[which].T
+    q, k, v = (split_heads(X @ W[name], h) for name in ("Wq", "Wk", "Wv"))
+    heads = attend_heads(q, k, v, causal_mask(len(X)) if causal else None)
+    return merge_heads(heads) @ W["Wo"]
+
+
+@catalogue.mistake(
     "mha-q-k-swapped",
+    title="Wq and Wk are swapped",
     replaces="multi_head_attention",
     why="You used Wk for the queries and Wq for the keys. The scores are then transposed: "
     "position i is scored by how well the others look for it, not by what it looks for.",
@@ -349,6 +390,7 @@ def mha_q_k_swapped(X, Wq, Wk, Wv, Wo, h, causal=True):
 
 @catalogue.mistake(
     "mha-causal-ignored",
+    title="the causal mask is never applied",
     replaces="multi_head_attention",
     why="Your multi-head attention never applies the causal mask, so every token sees the "
     "future, even with causal=True.",
@@ -362,6 +404,7 @@ def mha_causal_ignored(X, Wq, Wk, Wv, Wo, h, causal=True):
 
 @catalogue.mistake(
     "mha-causal-always",
+    title="the causal mask is applied even with causal=False",
     replaces="multi_head_attention",
     why="Your multi-head attention applies the causal mask even when causal=False, so tokens "
     "cannot see later positions when they should.",
@@ -376,6 +419,7 @@ def mha_causal_always(X, Wq, Wk, Wv, Wo, h, causal=True):
 
 @catalogue.mistake(
     "mha-ignores-h",
+    title="one attention over the full width: no heads",
     replaces="multi_head_attention",
     why="Your code runs one attention over the full width and never splits into h heads. "
     "The h heads must each attend separately, with their own weights, on d_model / h columns.",
@@ -388,6 +432,7 @@ def mha_ignores_h(X, Wq, Wk, Wv, Wo, h, causal=True):
 
 @catalogue.mistake(
     "scale-by-d-model",
+    title="the heads scale by sqrt(d_model) instead of sqrt(d_head)",
     replaces="multi_head_attention",
     why="Your heads divide their scores by sqrt(d_model). Each head works on d_head = d_model / "
     "h columns, so its scores must be scaled by sqrt(d_head).",
