@@ -36,15 +36,44 @@ class WireError(Exception):
 # -- encoding ---------------------------------------------------------------------------------
 
 
-def encode(value: Any, blobs: list[bytes]) -> dict:
+def encode(value: Any, blobs: list[bytes], objects: Objects | None = None) -> dict:
     """Turn a value into a JSON-able tree; arrays are appended to ``blobs``.
 
     Whatever the value, the tree stays small: at most MAX_NODES nodes, MAX_FRAME bytes of
-    arrays, MAX_STRING characters per string; anything past that is sent as "unsupported"."""
-    return _encode(value, blobs, 0, [MAX_NODES])
+    arrays, MAX_STRING characters per string; anything past that is sent as "unsupported".
+    With ``objects`` (the worker's table), any other object is kept there and sent as a
+    handle, so that the grader can call its methods and read its attributes later."""
+    return _encode(value, blobs, 0, [MAX_NODES], objects)
 
 
-def _encode(value: Any, blobs: list[bytes], depth: int, nodes: list[int]) -> dict:
+class Objects:
+    """The worker's table of objects the grader holds handles to (student instances)."""
+
+    LIMIT = 1000
+
+    def __init__(self) -> None:
+        self.table: dict[int, Any] = {}
+
+    def keep(self, value: Any) -> dict:
+        number = next((n for n, kept in self.table.items() if kept is value), None)
+        if number is None:
+            if len(self.table) >= self.LIMIT:
+                return {"t": "unsupported", "type": "object (too many objects)"}
+            number = len(self.table) + 1
+            self.table[number] = value
+        return {"t": "handle", "id": number, "type": type(value).__name__[:100]}
+
+    def get(self, number: Any) -> Any:
+        if not isinstance(number, int) or number not in self.table:
+            raise WireError("unknown object handle")
+        return self.table[number]
+
+
+def _encode(
+    value: Any, blobs: list[bytes], depth: int, nodes: list[int], objects: Objects | None
+) -> dict:
+    if objects is None and isinstance(value, Handle):  # the grader hands an object back
+        return {"t": "handle", "id": value.handle_id, "type": value.type_name}
     nodes[0] -= 1
     if depth > MAX_DEPTH or nodes[0] < 0:
         return {"t": "unsupported", "type": "value nested too deeply or too large"}
@@ -64,13 +93,21 @@ def _encode(value: Any, blobs: list[bytes], depth: int, nodes: list[int]) -> dic
             return {"t": "unsupported", "type": "int too large"}
         return {"t": "json", "v": value if type(value) is not str else value[:MAX_STRING]}
     if type(value) in (tuple, list):
-        items = [_encode(v, blobs, depth + 1, nodes) for v in value[:MAX_ITEMS]]
+        items = [_encode(v, blobs, depth + 1, nodes, objects) for v in value[:MAX_ITEMS]]
         return {"t": type(value).__name__, "items": items}
+    if objects is not None:
+        return objects.keep(value)
     return {"t": "unsupported", "type": type(value).__name__[:100]}
 
 
-def decode(tree: Any, blobs: list[bytes] | list[memoryview], depth: int = 0) -> Any:
-    """Inverse of ``encode``, defensive against a forged tree."""
+def decode(
+    tree: Any,
+    blobs: list[bytes] | list[memoryview],
+    depth: int = 0,
+    objects: Objects | None = None,
+) -> Any:
+    """Inverse of ``encode``, defensive against a forged tree. In the worker (``objects``
+    given), a handle is the object it stands for; in the grader it is a ``Handle``."""
     if depth > MAX_DEPTH or not isinstance(tree, dict):
         raise WireError("malformed value")
     tag = tree.get("t")
@@ -89,21 +126,38 @@ def decode(tree: Any, blobs: list[bytes] | list[memoryview], depth: int = 0) -> 
         items = tree.get("items")
         if not isinstance(items, list) or len(items) > MAX_ITEMS:
             raise WireError("malformed sequence")
-        decoded = [decode(item, blobs, depth + 1) for item in items]
+        decoded = [decode(item, blobs, depth + 1, objects) for item in items]
         return tuple(decoded) if tag == "tuple" else decoded
     if tag == "unsupported":
         return Unsupported(str(tree.get("type", "?"))[:200])
+    if tag == "handle":
+        if objects is not None:
+            return objects.get(tree.get("id"))
+        number = tree.get("id")
+        if not isinstance(number, int):
+            raise WireError("malformed object handle")
+        return Handle(number, str(tree.get("type", "?"))[:100])
     raise WireError("unknown value tag")
 
 
 class Unsupported:
-    """Stands in for a value the worker could not send (an object, a dict, a generator...)."""
+    """Stands in for a value the worker could not send (a dict, a generator...)."""
 
     def __init__(self, type_name: str) -> None:
         self.type_name = type_name
 
     def __repr__(self) -> str:
         return f"<a {self.type_name}>"
+
+
+class Handle(Unsupported):
+    """An object that lives in the worker (an instance of a student's class). It is not
+    data, so comparisons treat it as unsupported; the grader reaches it through its number."""
+
+    def __init__(self, handle_id: int, type_name: str) -> None:
+        super().__init__(type_name)
+        self.handle_id = handle_id
+        self.generation: int | None = None  # which worker process holds it (set by the grader)
 
 
 def load_npy(data: bytes | memoryview) -> np.ndarray:

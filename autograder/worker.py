@@ -197,17 +197,51 @@ class Worker:
 
     def call(self, function: str, *args: Any, **kwargs: Any) -> tuple[Any, str]:
         """Run ``function(*args, **kwargs)`` in the worker; return (result, printed output)."""
+        return self.request(function, args, kwargs)
+
+    def request(
+        self,
+        name: str,
+        args: tuple = (),
+        kwargs: dict | None = None,
+        target: wire.Handle | None = None,
+        op: str = "call",
+    ) -> tuple[Any, str]:
+        """Call function ``name`` of the student's module or, on the object ``target`` (a
+        handle it returned earlier), call method ``name`` (op "call"), read attribute
+        ``name`` (op "get": a method comes back as ``CALLABLE``) or set it to ``args[0]``
+        (op "set"). Returns (result, printed output)."""
+        label = name if target is None else f"{target.type_name}.{name}"
         if self.import_problem:  # a fresh traceback each time, or it grows with every raise
             raise self.import_problem.with_traceback(None)
         if self.spent >= self.budget:
-            raise self._over_budget(f"{function} was not run")
+            raise self._over_budget(f"{label} was not run")
+        lost = [h for h in handles((target, args, kwargs)) if h.generation != self.generation]
+        if lost:
+            raise StudentCrashed(
+                f"{label} was not run: your {lost[0].type_name} object was lost when the "
+                "process running your code stopped (see the problem above)."
+            )
         began = time.monotonic()
         try:
-            return self._call(function, args, kwargs)
+            return self._call(name, label, args, kwargs or {}, target, op)
         finally:
             self.spent += time.monotonic() - began
 
-    def _call(self, function: str, args: tuple, kwargs: dict) -> tuple[Any, str]:
+    @property
+    def generation(self) -> int | None:
+        """Which worker process is running: handles are valid only in the one that made them."""
+        return self.starts if self.process is not None else None
+
+    def _call(
+        self,
+        function: str,
+        label: str,
+        args: tuple,
+        kwargs: dict,
+        target: wire.Handle | None,
+        op: str,
+    ) -> tuple[Any, str]:
         if self.process is None:
             self._start()
             if self.import_problem:
@@ -218,26 +252,35 @@ class Worker:
         request = {
             "seq": self.sequence,
             "call": function,
+            "target": None if target is None else target.handle_id,
+            "op": op,
             "args": wire.encode(tuple(args), blobs),
             "kwargs": wire.encode(sorted(kwargs.items()), blobs),
         }
         deadline, _ = self._deadline(self.timeout)
-        self._send(wire.pack(request, blobs), deadline, function)
-        header, reply_blobs = self._receive(self.timeout, function)
+        self._send(wire.pack(request, blobs), deadline, label)
+        header, reply_blobs = self._receive(self.timeout, label)
         output = text(header.get("output"), OUTPUT_CAP)
         if header.get("missing"):
-            raise StudentMissing(f"{self.filename} has no function named {function}.", output)
+            where = self.filename if target is None else f"your {target.type_name}"
+            kind = "function" if target is None else "method"
+            raise StudentMissing(f"{where} has no {kind} named {function}.", output)
         error = header.get("error")
         if error:
             error = error if isinstance(error, dict) else {"message": error}
             if header.get("import"):
                 raise import_failure(self.filename, error)
-            raise StudentRaised(function, error, output)
+            raise StudentRaised(label, error, output)
+        if header.get("callable") is True and op == "get":
+            return CALLABLE, output
         try:
-            return wire.decode(header.get("result"), reply_blobs), output
+            value = wire.decode(header.get("result"), reply_blobs)
         except wire.WireError as error:
             self._stop()  # a worker that sends such things is in no state to go on
-            raise StudentBadOutput(f"{function} returned something unreadable: {error}.") from None
+            raise StudentBadOutput(f"{label} returned something unreadable: {error}.") from None
+        for handle in handles(value):
+            handle.generation = self.generation
+        return value, output
 
     def _send(self, data: bytes, deadline: float, doing: str) -> None:
         """Write a request; a worker that stops reading cannot block the grader."""
@@ -322,6 +365,20 @@ class Worker:
                 raise StudentCrashed(f"while {doing}, Python {describe_exit(code)}")
             got += count
         return buffer
+
+
+CALLABLE = object()  # what reading a method (not data) of a student's object gives
+
+
+def handles(value: Any) -> list[wire.Handle]:
+    """The object handles inside a value (arguments or a decoded reply)."""
+    if isinstance(value, wire.Handle):
+        return [value]
+    if isinstance(value, tuple | list):
+        return [h for item in value for h in handles(item)]
+    if isinstance(value, dict):
+        return handles(list(value.values()))
+    return []
 
 
 def location(where: Any, template: str) -> str:
