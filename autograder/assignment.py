@@ -16,6 +16,7 @@ from typing import Any
 import yaml
 
 from autograder import quiz, stubs
+from autograder.examplar import StudentTests
 
 SUITES = Path(__file__).resolve().parent / "suites"
 
@@ -48,6 +49,7 @@ class Assignment:
     functions: list[str]
     points: dict[str, float]
     timeout: float
+    student_tests: StudentTests | None = None  # tests the student writes (examplar.py)
 
     @classmethod
     def load(cls, slug: str, root: Path | None = None) -> Assignment:
@@ -64,6 +66,7 @@ class Assignment:
             functions=list(data["functions"]),
             points={k: float(v) for k, v in data["points"].items()},
             timeout=float(data.get("timeout", 5)),
+            student_tests=StudentTests.declared(data.get("student_tests")),
         )
 
     @property
@@ -90,10 +93,17 @@ class Assignment:
     def reference_source(self) -> str:
         return (self.reference / self.module_file).read_text()
 
+    @property
+    def code_files(self) -> list[str]:
+        """The files the student completes: the module, and their own tests if they write
+        some."""
+        extra = [self.student_tests.filename] if self.student_tests else []
+        return [self.module_file, *extra]
+
     def generated(self) -> dict[str, str]:
         """The starter files derived from the reference and the key: name -> content."""
-        source = self.reference_source
-        return {
-            self.module_file: stubs.clear_solutions(source, str(self.reference / self.module_file)),
-            "answers.yaml": quiz.blank_sheet(self.key),
-        }
+        files = {}
+        for name in self.code_files:
+            path = self.reference / name
+            files[name] = stubs.clear_solutions(path.read_text(), str(path))
+        return files | {"answers.yaml": quiz.blank_sheet(self.key)}

@@ -164,7 +164,8 @@ class Checker:
         process (a long-lived process checking again, as the engine's own tests do) is reused.
         """
         a = self.assignment
-        files = {
+        files = {name: (a.reference / name).read_text() for name in a.code_files}
+        files |= {
             a.module_file: variant.source(a.reference_source),
             "answers.yaml": (a.reference / "answers.yaml").read_text(),
         }

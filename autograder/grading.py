@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder import context, quiz
+from autograder import context, examplar, quiz
 from autograder.assignment import Assignment, UsageError
 from autograder.context import GradingContext
 from autograder.mistakes import Diagnoser, load_catalogue, module_from_source
@@ -96,7 +96,11 @@ def run_suite(
         raise SuiteError(neutralise(f"{assignment.slug}: the hidden suite did not run: {detail}"))
     if worker.import_problem:
         notices.append(str(worker.import_problem))
-    return plugin.results
+    spec = assignment.student_tests
+    if spec is None:
+        return plugin.results
+    runner = examplar.Runner(spec, submission, sandbox, assignment.timeout)
+    return [*plugin.results, examplar.grade(runner, diagnoser.catalogue, reference, source)]
 
 
 def run_pytest(path: Path, plugin: GradingPlugin) -> str:

@@ -97,6 +97,9 @@ def perform(module, header, args, kwargs, objects, out_blobs):
     name = header["call"]
     target = module if header.get("target") is None else objects.get(header["target"])
     op = header.get("op", "call")
+    if op == "tests":  # the student's own tests in this module, by name
+        found = [n for n, f in vars(module).items() if n.startswith("test_") and callable(f)]
+        return {"result": wire.encode(sorted(found), out_blobs)}
     if op == "set":
         setattr(target, name, args[0])
         return {"result": wire.encode(None, out_blobs)}
@@ -135,6 +138,7 @@ def main():
     )
 
     objects = wire.Objects()  # the student's objects that the grader holds handles to
+    wire.CHANNEL, wire.OBJECTS = (requests, replies), objects  # for objects the grader lends
     while True:
         try:
             header, blobs = wire.receive(requests)
