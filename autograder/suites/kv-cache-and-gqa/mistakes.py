@@ -359,14 +359,13 @@ def bytes_ignores_batch(n_layers, n_kv_head, d_head, seq_len, batch=1, bytes_per
 
 
 @catalogue.mistake(
-    "bytes-as-float",
+    "bytes-in-gib",
     replaces="kv_cache_bytes",
-    why="You returned a float. A number of bytes is a whole number, and floats lose exactness "
-    "past 2^53 bytes.",
-    hint="Multiply integers only (no division, no 1.0) so the result stays an int.",
+    why="You returned gibibytes (divided by 2^30), not bytes, and as a float.",
+    hint="Return the count of bytes itself, an int; convert to GiB only to talk about it.",
 )
-def bytes_as_float(n_layers, n_kv_head, d_head, seq_len, batch=1, bytes_per_value=2):
-    return 2.0 * n_layers * n_kv_head * d_head * seq_len * batch * bytes_per_value
+def bytes_in_gib(n_layers, n_kv_head, d_head, seq_len, batch=1, bytes_per_value=2):
+    return 2 * n_layers * n_kv_head * d_head * seq_len * batch * bytes_per_value / 2**30
 
 
 # -- also correct ---------------------------------------------------------------------------
