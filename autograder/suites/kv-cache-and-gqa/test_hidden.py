@@ -190,14 +190,14 @@ def test_decode_uneven_chunks(student, reference, rng):
 
 @points(3, checks="decode_step")
 def test_decode_after_a_filled_cache(student, reference, rng):
-    """with a prompt's keys and values already cached, each new token sees them and itself"""
-    X, W = rng.normal(size=(6, C)), weights(rng)
+    """with a prompt's keys and values already cached, new tokens see them and themselves"""
+    X, W = rng.normal(size=(7, C)), weights(rng)
     prompt, _ = decode(reference, X[:4], [4], W)
     cache = student.KVCache()
     cache.append(prompt.keys, prompt.values)
-    for t in (4, 5):
-        got = student.decode_step(X[t : t + 1], cache, *W, HEADS, KV_HEADS)
-        want = reference.decode_step(X[t : t + 1], prompt, *W, HEADS, KV_HEADS)
+    for start, stop in ((4, 6), (6, 7)):
+        got = student.decode_step(X[start:stop], cache, *W, HEADS, KV_HEADS)
+        want = reference.decode_step(X[start:stop], prompt, *W, HEADS, KV_HEADS)
         expect(got, want, **TOLERANCE)
 
 
