@@ -21,6 +21,7 @@ from typing import Any
 import yaml
 
 from autograder import sheet, stubs
+from autograder.examplar import StudentTests
 
 PACKAGE = Path(__file__).resolve().parent
 SUITES = PACKAGE / "suites"
@@ -74,6 +75,7 @@ class Assignment:
     # handout says so (e.g. multi-head attention graded with the student's own split_heads)
     together: dict[str, list[str]] = field(default_factory=dict)
     returns: dict[str, list[str]] = field(default_factory=dict)  # names of returned values
+    student_tests: StudentTests | None = None  # tests the student writes (examplar.py)
     course: Path | None = None  # None: found by find_root() when first needed
 
     @classmethod
@@ -93,6 +95,7 @@ class Assignment:
             suite=suites / slug,
             together={k: list(v) for k, v in (data.get("graded_together") or {}).items()},
             returns={f: [str(n) for n in names] for f, names in data.get("returns", {}).items()},
+            student_tests=StudentTests.declared(data.get("student_tests")),
             course=Path(root) if root else None,
         )
 
@@ -127,10 +130,19 @@ class Assignment:
         """May a test of ``function`` fail because of the student's own ``other``?"""
         return function == other or other in self.together.get(function, [])
 
+    @property
+    def code_files(self) -> list[str]:
+        """The files the student completes: the module, and their own tests if they write
+        some."""
+        extra = [self.student_tests.filename] if self.student_tests else []
+        return [self.module_file, *extra]
+
     def generated(self) -> dict[str, str]:
         """The starter files derived from the reference and the key: name -> content."""
-        source = self.reference_source
-        return {
-            self.module_file: stubs.clear_solutions(source, str(self.reference / self.module_file)),
-            "answers.yaml": sheet.blank_sheet(sheet.describe(self.key)),
-        }
+        files = {}
+        for name in self.code_files:
+            path = self.reference / name
+            if not path.is_file():
+                raise UsageError(f"the reference solution of {self.slug} is missing: no {path}")
+            files[name] = stubs.clear_solutions(path.read_text(), str(path))
+        return files | {"answers.yaml": sheet.blank_sheet(sheet.describe(self.key))}

@@ -12,6 +12,7 @@ import os
 import select
 import struct
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from autograder import wire
@@ -57,14 +58,23 @@ class Channel:
             except OSError:
                 raise ChannelClosed from None
 
-    def receive(self, deadline: Deadline, sequence: int) -> tuple[dict, list[memoryview]]:
-        """The reply to request ``sequence``; late replies to earlier requests are skipped."""
+    def receive(
+        self, deadline: Deadline, sequence: int, serve: Callable[[dict, list], bytes] | None = None
+    ) -> tuple[dict, list[memoryview]]:
+        """The reply to request ``sequence``; late replies to earlier requests are skipped.
+        A callback (a student's test using an object the grader lent it) is answered with
+        ``serve`` on the way, within the same deadline."""
         while True:
             (length,) = struct.unpack(">I", self._read(4, deadline))
             if length > wire.MAX_HEADER:
                 raise wire.WireError("reply header too large")
             header, total = wire.unpack_header(bytes(self._read(length, deadline)))
             body = self._read(total, deadline)
+            if "callback" in header:
+                if serve is None:
+                    raise wire.WireError("a callback that nothing serves")
+                self.send(serve(header, wire.split_blobs(header, memoryview(body))), deadline)
+                continue
             seq = header.get("seq", 0)
             if seq == sequence:
                 return header, wire.split_blobs(header, memoryview(body))

@@ -202,7 +202,8 @@ class Checker:
         reused.
         """
         a = self.assignment
-        files = {
+        files = {name: (a.reference / name).read_text() for name in a.code_files}
+        files |= {
             a.module_file: variant.source(a.reference_source),
             "answers.yaml": (a.reference / "answers.yaml").read_text(),
         }

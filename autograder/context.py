@@ -18,21 +18,34 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from autograder import wire
 from autograder.mistakes import Diagnoser
-from autograder.worker import Worker
+from autograder.worker import CALLABLE, StudentBadOutput, Worker
 
 
-@dataclass
+@dataclass(eq=False)
 class Call:
     function: str
     args: tuple
     kwargs: dict
     path: tuple[int, ...] = ()  # where in the returned value this piece sits
+    target: RemoteObject | None = None  # a method call, attribute read or write on this object
+    op: str = "call"  # "call", "get" or "set"
+    seq: int = 0  # its place in the test's log, so that replays keep the order
 
     def describe(self, show: Any) -> str:
         parts = [show(a) for a in self.args] + [f"{k}={show(v)}" for k, v in self.kwargs.items()]
-        text = f"{self.function}({', '.join(parts)})"
+        name = self.function if self.target is None else f"{self.target.name}.{self.function}"
+        if self.op == "get":
+            text = name
+        elif self.op == "set":
+            text = f"{name} = {parts[0] if parts else '?'}"
+        else:
+            text = f"{name}({', '.join(parts)})"
         return text + "".join(f"[{i}]" for i in self.path)
+
+    def at(self, path: tuple[int, ...]) -> Call:
+        return Call(self.function, self.args, self.kwargs, path, self.target, self.op, self.seq)
 
 
 @dataclass
@@ -42,16 +55,67 @@ class TestLog:
     calls: dict[int, tuple[Any, Call]] = field(default_factory=dict)
     output: list[str] = field(default_factory=list)
     attempted: Call | None = None  # the latest call into the student's code, even one that raised
+    count: int = 0
 
     def remember(self, value: Any, call: Call) -> None:
         self.calls[id(value)] = (value, call)  # keep value alive so its id stays unique
         if isinstance(value, tuple | list):
             for i, item in enumerate(value):
-                self.remember(item, Call(call.function, call.args, call.kwargs, (*call.path, i)))
+                self.remember(item, call.at((*call.path, i)))
 
     def origin(self, value: Any) -> Call | None:
         entry = self.calls.get(id(value))
         return entry[1] if entry and entry[0] is value else None
+
+    def next_seq(self) -> int:
+        self.count += 1
+        return self.count
+
+
+class RemoteObject:
+    """An object of the student's that lives in the worker, such as an instance of their
+    class: ``layer.forward(x)`` calls a method there, ``layer.W_q`` reads an attribute and
+    ``layer.W_q = W`` sets one. Every call that touched it is kept, so that a diagnosis can
+    rebuild the same object from a catalogued variant and replay what happened to it."""
+
+    def __init__(self, context: GradingContext, handle: wire.Handle, origin: Call) -> None:
+        object.__setattr__(self, "_context", context)
+        object.__setattr__(self, "_handle", handle)
+        object.__setattr__(self, "origin", origin)  # the call that made it
+        object.__setattr__(self, "touches", [])  # later calls with it as target or argument
+
+    @property
+    def name(self) -> str:
+        return f"your {self._handle.type_name}"
+
+    @property
+    def type_name(self) -> str:
+        return self._handle.type_name
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        value = self._context.call(name, (), {}, target=self, op="get")
+        if value is not CALLABLE:
+            return value
+
+        def method(*args: Any, **kwargs: Any) -> Any:
+            return self._context.call(name, args, kwargs, target=self)
+
+        method.__name__ = name
+        return method
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        self._context.call(name, (value,), {}, target=self, op="set")
+
+    def __len__(self) -> int:
+        value = self._context.call("__len__", (), {}, target=self)
+        if type(value) is not int or value < 0:
+            raise StudentBadOutput(f"len() of {self.name} returned {value!r}, not a count.")
+        return value
+
+    def __repr__(self) -> str:
+        return f"<{self.name}>"
 
 
 class Student:
@@ -78,10 +142,24 @@ class GradingContext:
     diagnoser: Diagnoser
     log: TestLog = field(default_factory=TestLog)
 
-    def call(self, function: str, args: tuple, kwargs: dict) -> Any:
-        self.log.attempted = Call(function, args, kwargs)
+    def call(
+        self,
+        function: str,
+        args: tuple,
+        kwargs: dict,
+        target: RemoteObject | None = None,
+        op: str = "call",
+    ) -> Any:
+        call = Call(function, args, kwargs, target=target, op=op, seq=self.log.next_seq())
+        self.log.attempted = call
+        for obj in [o for o in (target, *args, *kwargs.values()) if isinstance(o, RemoteObject)]:
+            if op != "get":
+                obj.touches.append(call)
+        handle = target._handle if target is not None else None
+        plain_args = tuple(unwrap(a) for a in args)
+        plain_kwargs = {k: unwrap(v) for k, v in kwargs.items()}
         try:
-            value, output = self.worker.call(function, *args, **kwargs)
+            value, output = self.worker.request(function, plain_args, plain_kwargs, handle, op)
         except Exception as problem:
             output = getattr(problem, "output", "")
             if output:
@@ -89,8 +167,27 @@ class GradingContext:
             raise
         if output:
             self.log.output.append(output)
-        self.log.remember(value, Call(function, args, kwargs))
+        value = self.wrap(value, call)
+        if value is not CALLABLE:
+            self.log.remember(value, call)
         return value
+
+    def wrap(self, value: Any, call: Call) -> Any:
+        """Handles in a reply become objects a test can use, each knowing where it came from."""
+        if isinstance(value, wire.Handle):
+            return RemoteObject(self, value, call)
+        if isinstance(value, tuple | list):
+            items = [self.wrap(v, call.at((*call.path, i))) for i, v in enumerate(value)]
+            return type(value)(items)
+        return value
+
+
+def unwrap(value: Any) -> Any:
+    if isinstance(value, RemoteObject):
+        return value._handle
+    if isinstance(value, tuple | list):
+        return type(value)(unwrap(v) for v in value)
+    return value
 
 
 class SuiteFault(Exception):

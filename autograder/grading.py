@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder import quiz
+from autograder import examplar, quiz
 from autograder.assignment import Assignment, UsageError
 from autograder.context import GradingContext
 from autograder.mistakes import Diagnoser, load_catalogue, module_from_source
@@ -103,7 +103,11 @@ def run_suite(
         raise SuiteError(neutralise(f"{assignment.slug}: the hidden suite did not run: {detail}"))
     if worker.import_problem:
         notices.append(str(worker.import_problem))
-    return plugin.results
+    spec = assignment.student_tests
+    if spec is None:
+        return plugin.results
+    runner = examplar.Runner(spec, submission, sandbox, assignment.timeout)
+    return [*plugin.results, examplar.grade(runner, diagnoser.catalogue, reference, source)]
 
 
 def incomplete(assignment: Assignment, plugin: GradingPlugin) -> list[str]:

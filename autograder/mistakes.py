@@ -43,13 +43,21 @@ class Variant:
             object.__setattr__(self, "family", self.name)
 
     def source(self, reference_source: str) -> str:
-        """The reference module's source with this variant in place of its function, and the
-        catalogue's helpers added at the end."""
+        """The reference module's source with this variant in place of its function (or of
+        its method, for ``replaces="Class.method"``), and the catalogue's helpers added at the
+        end."""
         new = bind(function_node(self.function), self.bound)
-        new.name, new.decorator_list = self.replaces, []
+        owner, _, name = self.replaces.rpartition(".")
+        new.name, new.decorator_list = name, []
         lines = reference_source.splitlines(keepends=True)
         defined = {n.name: n for n in ast.parse(reference_source).body if hasattr(n, "name")}
-        node = defined.get(self.replaces)
+        scope = defined
+        if owner:
+            cls = defined.get(owner)
+            if not isinstance(cls, ast.ClassDef):
+                raise LookupError(f"variant {self.name}: the reference has no class {owner}")
+            scope = {n.name: n for n in cls.body if hasattr(n, "name")}
+        node = scope.get(name)
         if not isinstance(node, ast.FunctionDef):
             raise LookupError(f"variant {self.name}: the reference has no function {self.replaces}")
         clash = [h.__name__ for h in self.helpers if h.__name__ in defined]
@@ -57,7 +65,8 @@ class Variant:
             raise ValueError(f"helper {clash[0]} would replace the reference's own {clash[0]}")
         start = min([node.lineno, *(d.lineno for d in node.decorator_list)]) - 1
         end = node.end_lineno or node.lineno
-        source = "".join(lines[:start]) + ast.unparse(new) + "\n" + "".join(lines[end:])
+        body = textwrap.indent(ast.unparse(new), " " * node.col_offset)
+        source = "".join(lines[:start]) + body + "\n" + "".join(lines[end:])
         for helper in self.helpers:
             helper_node = function_node(helper)
             helper_node.decorator_list = []

@@ -11,6 +11,7 @@ stay distinguishable (the feedback tells a student which one they returned).
 
 from __future__ import annotations
 
+import builtins
 import io
 import json
 import os
@@ -36,15 +37,47 @@ class WireError(Exception):
 # -- encoding ---------------------------------------------------------------------------------
 
 
-def encode(value: Any, blobs: list[bytes]) -> dict:
+def encode(value: Any, blobs: list[bytes], objects: Objects | None = None) -> dict:
     """Turn a value into a JSON-able tree; arrays are appended to ``blobs``.
 
     Whatever the value, the tree stays small: at most MAX_NODES nodes, MAX_FRAME bytes of
-    arrays, MAX_STRING characters per string; anything past that is sent as "unsupported"."""
-    return _encode(value, blobs, 0, [MAX_NODES])
+    arrays, MAX_STRING characters per string; anything past that is sent as "unsupported".
+    With ``objects`` (the worker's table), any other object is kept there and sent as a
+    handle, so that the grader can call its methods and read its attributes later."""
+    return _encode(value, blobs, 0, [MAX_NODES], objects)
 
 
-def _encode(value: Any, blobs: list[bytes], depth: int, nodes: list[int]) -> dict:
+class Objects:
+    """A table of objects that the other side holds by number: in the worker, a student's
+    objects the grader uses ("handle"); in the grader, the objects it lends to a student's
+    test ("remote")."""
+
+    LIMIT = 1000
+
+    def __init__(self, tag: str = "handle") -> None:
+        self.tag = tag
+        self.table: dict[int, Any] = {}
+
+    def keep(self, value: Any) -> dict:
+        number = next((n for n, kept in self.table.items() if kept is value), None)
+        if number is None:
+            if len(self.table) >= self.LIMIT:
+                return {"t": "unsupported", "type": "object (too many objects)"}
+            number = len(self.table) + 1
+            self.table[number] = value
+        return {"t": self.tag, "id": number, "type": type(value).__name__[:100]}
+
+    def get(self, number: Any) -> Any:
+        if not isinstance(number, int) or number not in self.table:
+            raise WireError("unknown object handle")
+        return self.table[number]
+
+
+def _encode(
+    value: Any, blobs: list[bytes], depth: int, nodes: list[int], objects: Objects | None
+) -> dict:
+    if isinstance(value, Handle | Remote):  # an object of the other side goes back to it
+        return {"t": value.tag, "id": value.number, "type": value.type_name}
     nodes[0] -= 1
     if depth > MAX_DEPTH or nodes[0] < 0:
         return {"t": "unsupported", "type": "value nested too deeply or too large"}
@@ -64,13 +97,21 @@ def _encode(value: Any, blobs: list[bytes], depth: int, nodes: list[int]) -> dic
             return {"t": "unsupported", "type": "int too large"}
         return {"t": "json", "v": value if type(value) is not str else value[:MAX_STRING]}
     if type(value) in (tuple, list):
-        items = [_encode(v, blobs, depth + 1, nodes) for v in value[:MAX_ITEMS]]
+        items = [_encode(v, blobs, depth + 1, nodes, objects) for v in value[:MAX_ITEMS]]
         return {"t": type(value).__name__, "items": items}
+    if objects is not None:
+        return objects.keep(value)
     return {"t": "unsupported", "type": type(value).__name__[:100]}
 
 
-def decode(tree: Any, blobs: list[bytes] | list[memoryview], depth: int = 0) -> Any:
-    """Inverse of ``encode``, defensive against a forged tree."""
+def decode(
+    tree: Any,
+    blobs: list[bytes] | list[memoryview],
+    depth: int = 0,
+    objects: Objects | None = None,
+) -> Any:
+    """Inverse of ``encode``, defensive against a forged tree. In the worker (``objects``
+    given), a handle is the object it stands for; in the grader it is a ``Handle``."""
     if depth > MAX_DEPTH or not isinstance(tree, dict):
         raise WireError("malformed value")
     tag = tree.get("t")
@@ -89,21 +130,115 @@ def decode(tree: Any, blobs: list[bytes] | list[memoryview], depth: int = 0) -> 
         items = tree.get("items")
         if not isinstance(items, list) or len(items) > MAX_ITEMS:
             raise WireError("malformed sequence")
-        decoded = [decode(item, blobs, depth + 1) for item in items]
+        decoded = [decode(item, blobs, depth + 1, objects) for item in items]
         return tuple(decoded) if tag == "tuple" else decoded
     if tag == "unsupported":
         return Unsupported(str(tree.get("type", "?"))[:200])
+    if tag in ("handle", "remote"):
+        number = tree.get("id")
+        if not isinstance(number, int):
+            raise WireError("malformed object handle")
+        if objects is not None and tag == objects.tag:
+            return objects.get(number)
+        type_name = str(tree.get("type", "?"))[:100]
+        in_worker = objects is not None and objects.tag == "handle"
+        if tag == "handle" and not in_worker:
+            return Handle(number, type_name)
+        if tag == "remote" and in_worker:
+            return Remote(number, type_name)
+        return Unsupported(type_name)
     raise WireError("unknown value tag")
 
 
 class Unsupported:
-    """Stands in for a value the worker could not send (an object, a dict, a generator...)."""
+    """Stands in for a value the worker could not send (a dict, a generator...)."""
 
     def __init__(self, type_name: str) -> None:
         self.type_name = type_name
 
     def __repr__(self) -> str:
         return f"<a {self.type_name}>"
+
+
+class Handle(Unsupported):
+    """In the grader: an object that lives in the worker (an instance of a student's class).
+    It is not data, so comparisons treat it as unsupported; the grader reaches it through its
+    number."""
+
+    tag = "handle"
+
+    def __init__(self, number: int, type_name: str) -> None:
+        super().__init__(type_name)
+        self.number = number
+        self.generation: int | None = None  # which worker process holds it (set by the grader)
+
+
+# -- objects the grader lends to a student's test ---------------------------------------------
+
+CHANNEL: tuple[int, int] | None = None  # the worker's (requests, replies) descriptors
+OBJECTS: Objects | None = None  # the worker's own table, for its objects sent in a callback
+METHOD = object()  # what reading a method of a lent object gives, before it is called
+
+
+class Remote:
+    """In the worker: an object of the grader's, such as an instructor's implementation of a
+    class that a student's test receives. Every use is a callback: the grader runs it and
+    answers with plain data, so nothing of the object (its code, its module, its files)
+    is ever in the worker. Calling a lent class makes an instance, which is lent too."""
+
+    tag = "remote"
+
+    def __init__(self, number: int, type_name: str) -> None:
+        object.__setattr__(self, "number", number)
+        object.__setattr__(self, "type_name", type_name)
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        value = callback("get", self, name)
+        if value is not METHOD:
+            return value
+        return lambda *args, **kwargs: callback("call", self, name, args, kwargs)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        callback("set", self, name, (value,))
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return callback("call", self, None, args, kwargs)
+
+    def __len__(self) -> int:
+        return callback("call", self, "__len__")
+
+    def __repr__(self) -> str:
+        return f"<{self.type_name}>"
+
+
+def callback(
+    op: str, target: Remote, name: str | None, args: tuple = (), kwargs: Any = None
+) -> Any:
+    """Ask the grader to act on one of its objects, wait for its answer, and return it (or
+    raise the built-in exception the grader's code raised)."""
+    if CHANNEL is None:
+        raise RuntimeError("no grader to call back")
+    requests, replies = CHANNEL
+    blobs: list[bytes] = []
+    header = {
+        "callback": op,
+        "target": target.number,
+        "name": name,
+        "args": encode(tuple(args), blobs, OBJECTS),
+        "kwargs": encode(sorted((kwargs or {}).items()), blobs, OBJECTS),
+    }
+    send(replies, header, blobs)
+    answer, answer_blobs = receive(requests)
+    error = answer.get("error")
+    if error:
+        kind = getattr(builtins, str(error.get("type")), None)
+        kind = kind if isinstance(kind, type) and issubclass(kind, Exception) else RuntimeError
+        raise kind(str(error.get("message", ""))[:MAX_STRING])
+    if answer.get("method"):
+        return METHOD
+    return decode(answer.get("result"), answer_blobs, objects=OBJECTS)
 
 
 def load_npy(data: bytes | memoryview) -> np.ndarray:

@@ -15,7 +15,7 @@ import shutil
 import subprocess
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -181,6 +181,8 @@ class Worker:
         self.starts = 0
         self.sequence = 0  # numbers requests; a reply must carry the number of its request
         self.landlock: dict | None = None  # what the last worker applied, as it reported
+        # serves the callbacks of a student's test that uses objects of ours (examplar.Lender)
+        self.lender: Callable[[dict, list], tuple[dict, list[bytes]]] | None = None
 
     @property
     def process(self) -> subprocess.Popen | None:
@@ -231,14 +233,49 @@ class Worker:
 
     def call(self, function: str, *args: Any, **kwargs: Any) -> tuple[Any, str]:
         """Run ``function(*args, **kwargs)`` in the worker; return (result, printed output)."""
+        return self.request(function, args, kwargs)
+
+    def request(
+        self,
+        name: str,
+        args: tuple = (),
+        kwargs: dict | None = None,
+        target: wire.Handle | None = None,
+        op: str = "call",
+    ) -> tuple[Any, str]:
+        """Call function ``name`` of the student's module or, on the object ``target`` (a
+        handle it returned earlier), call method ``name`` (op "call"), read attribute
+        ``name`` (op "get": a method comes back as ``CALLABLE``) or set it to ``args[0]``
+        (op "set"). Op "tests" lists the module's ``test_*`` functions. Returns (result,
+        printed output)."""
+        label = name if target is None else f"{target.type_name}.{name}"
         if self.import_problem:  # a fresh traceback each time, or it grows with every raise
             raise self.import_problem.with_traceback(None)
         if self.budget.left() <= 0:
-            raise over_budget(f"{function} was not run", self.budget.seconds)
+            raise over_budget(f"{label} was not run", self.budget.seconds)
+        lost = [h for h in handles((target, args, kwargs)) if h.generation != self.generation]
+        if lost:
+            raise StudentCrashed(
+                f"{label} was not run: your {lost[0].type_name} object was lost when the "
+                "process running your code stopped (see the problem above)."
+            )
         with self.budget.running():
-            return self._call(function, args, kwargs)
+            return self._call(name, label, args, kwargs or {}, target, op)
 
-    def _call(self, function: str, args: tuple, kwargs: dict) -> tuple[Any, str]:
+    @property
+    def generation(self) -> int | None:
+        """Which worker process is running: handles are valid only in the one that made them."""
+        return self.starts if self.running is not None else None
+
+    def _call(
+        self,
+        function: str,
+        label: str,
+        args: tuple,
+        kwargs: dict,
+        target: wire.Handle | None,
+        op: str,
+    ) -> tuple[Any, str]:
         if self.running is None:
             self._start()
             if self.import_problem:
@@ -248,26 +285,35 @@ class Worker:
         request = {
             "seq": self.sequence,
             "call": function,
+            "target": None if target is None else target.number,
+            "op": op,
             "args": wire.encode(tuple(args), blobs),
             "kwargs": wire.encode(sorted(kwargs.items()), blobs),
         }
         deadline = self.budget.deadline(self.timeout)
-        self._send(wire.pack(request, blobs), deadline, function)
-        header, reply_blobs = self._receive(deadline, function)
+        self._send(wire.pack(request, blobs), deadline, label)
+        header, reply_blobs = self._receive(deadline, label)
         output = text(header.get("output"), OUTPUT_CAP)
         if header.get("missing"):
-            raise StudentMissing(f"{self.filename} has no function named {function}.", output)
+            where = self.filename if target is None else f"your {target.type_name}"
+            kind = "function" if target is None else "method"
+            raise StudentMissing(f"{where} has no {kind} named {function}.", output)
         error = header.get("error")
         if error:
             error = error if isinstance(error, dict) else {"message": error}
             if header.get("import"):
                 raise import_failure(self.filename, error)
-            raise StudentRaised(function, error, output)
+            raise StudentRaised(label, error, output)
+        if header.get("callable") is True and op == "get":
+            return CALLABLE, output
         try:
-            return wire.decode(header.get("result"), reply_blobs), output
+            value = wire.decode(header.get("result"), reply_blobs)
         except wire.WireError as error:
             self._stop()  # a worker that sends such things is in no state to go on
-            raise StudentBadOutput(f"{function} returned something unreadable: {error}.") from None
+            raise StudentBadOutput(f"{label} returned something unreadable: {error}.") from None
+        for handle in handles(value):
+            handle.generation = self.generation
+        return value, output
 
     def _send(self, data: bytes, deadline: Deadline, doing: str) -> None:
         assert self.running is not None
@@ -281,11 +327,18 @@ class Worker:
             gone = f"the process running your code was gone before {doing}."
             raise StudentCrashed(gone) from None
 
+    def _serve(self, header: dict, blobs: list) -> bytes:
+        """Answer a callback with ``self.lender``; without one, it breaks the protocol."""
+        if self.lender is None:
+            raise wire.WireError("a callback, but nothing was lent")
+        reply, reply_blobs = self.lender(header, blobs)
+        return wire.pack(reply, reply_blobs)
+
     def _receive(self, deadline: Deadline, doing: str) -> tuple[dict, list[memoryview]]:
         """Read the reply to the current request before the deadline, or stop the worker."""
         assert self.running is not None
         try:
-            return self.running.channel.receive(deadline, self.sequence)
+            return self.running.channel.receive(deadline, self.sequence, self._serve)
         except ChannelTimeout:
             self._stop()
             if deadline.by_budget:
@@ -300,6 +353,20 @@ class Worker:
             raise StudentBadOutput(
                 f"while {doing}, the worker sent a bad reply: {error}."
             ) from None
+
+
+CALLABLE = object()  # what reading a method (not data) of a student's object gives
+
+
+def handles(value: Any) -> list[wire.Handle]:
+    """The object handles inside a value (arguments or a decoded reply)."""
+    if isinstance(value, wire.Handle):
+        return [value]
+    if isinstance(value, tuple | list):
+        return [h for item in value for h in handles(item)]
+    if isinstance(value, dict):
+        return handles(list(value.values()))
+    return []
 
 
 def copy_submission(source: Path, target: Path) -> None:

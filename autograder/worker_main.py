@@ -93,6 +93,28 @@ def describe(error, submission):
     return {"type": names[0], "mro": names, "message": message, "where": where}
 
 
+def perform(module, header, args, kwargs, objects, out_blobs):
+    """One request: call a function of the module, or, on an object the grader holds
+    (``target``), call a method, read an attribute (``get``) or set one (``set``)."""
+    name = header["call"]
+    target = module if header.get("target") is None else objects.get(header["target"])
+    op = header.get("op", "call")
+    if op == "tests":  # the student's own tests in this module, by name
+        found = [n for n, f in vars(module).items() if n.startswith("test_") and callable(f)]
+        return {"result": wire.encode(sorted(found), out_blobs)}
+    if op == "set":
+        setattr(target, name, args[0])
+        return {"result": wire.encode(None, out_blobs)}
+    found = getattr(target, name, None) if target is module else getattr(target, name)
+    if op == "get":
+        if callable(found):
+            return {"result": {"t": "json", "v": None}, "callable": True}
+        return {"result": wire.encode(found, out_blobs, objects)}
+    if not callable(found):
+        return {"missing": True}
+    return {"result": wire.encode(found(*args, **kwargs), out_blobs, objects)}
+
+
 def main():
     submission, module_name, capture = sys.argv[1], sys.argv[2], sys.argv[3]
     requests, replies = os.dup(0), os.dup(1)
@@ -124,25 +146,22 @@ def main():
     ready = {"ready": True, "import_error": import_error, "output": take_output(capture)}
     wire.send(replies, dict(ready, landlock=applied))
 
+    objects = wire.Objects()  # the student's objects that the grader holds handles to
+    wire.CHANNEL, wire.OBJECTS = (requests, replies), objects  # for objects the grader lends
     while True:
         try:
             header, blobs = wire.receive(requests)
         except EOFError:
             return
-        name = header["call"]
-        args = wire.decode(header["args"], blobs)
-        kwargs = wire.decode(header["kwargs"], blobs)
+        args = wire.decode(header["args"], blobs, objects=objects)
+        kwargs = wire.decode(header["kwargs"], blobs, objects=objects)
         start = time.perf_counter()
         out_blobs = []
         if module is None:
             reply = {"error": import_error, "import": True}
         else:
-            try:  # even looking the function up can run student code (a module __getattr__)
-                function = getattr(module, name, None)
-                if callable(function):
-                    reply = {"result": wire.encode(function(*args, **dict(kwargs)), out_blobs)}
-                else:
-                    reply = {"missing": True}
+            try:  # even looking a name up can run student code (a __getattr__, a property)
+                reply = perform(module, header, args, dict(kwargs), objects, out_blobs)
             except BaseException as error:
                 out_blobs = []
                 reply = {"error": describe(error, submission)}

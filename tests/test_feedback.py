@@ -186,6 +186,9 @@ class InProcess:
     def __init__(self, module):
         self.module = module
 
+    def request(self, function, args, kwargs, target=None, op="call"):
+        return self.call(function, *args, **kwargs)
+
     def call(self, function, *args, **kwargs):
         try:
             return copy.deepcopy(getattr(self.module, function)(*args, **kwargs)), ""
