@@ -1,6 +1,6 @@
-"""The canonical result of grading one submission, and the adapters that write platform formats.
+"""The canonical result of grading one submission.
 
-Every report (the terminal summary, Gradescope's results.json, and the formats added later)
+Every report (the terminal summary, and each platform's format in ``autograder.platforms``)
 is written from a ``Result``; nothing else decides a score.
 """
 
@@ -54,53 +54,6 @@ class Result:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self) | {"score": self.score, "max_score": self.max_score}
-
-
-def gradescope(result: Result) -> dict[str, Any]:
-    """Gradescope's results.json (gradescope/autograder_samples, docs/specs.md)."""
-    tests = []
-    for number, t in enumerate(result.tests, start=1):
-        output = t.message or ("Passed." if t.passed else "")
-        if t.printed:
-            output += f"\n\nYour code printed:\n{t.printed}"
-        tests.append(
-            {
-                "name": t.name,
-                "number": str(number),
-                "score": t.score,
-                "max_score": t.max_score,
-                "status": "passed" if t.passed else "failed",
-                "output": output,
-                "output_format": "text",
-                "visibility": "visible",
-                "tags": [t.part, *([t.checks] if t.checks else [])],
-                "extra_data": {"id": t.id, "outcome": t.outcome, "mistakes": t.mistakes},
-            }
-        )
-    return {
-        "score": result.score,
-        "execution_time": round(result.seconds, 3),
-        "output": "\n".join(result.notices),
-        "output_format": "text",
-        "visibility": "visible",
-        "stdout_visibility": "hidden",
-        "extra_data": {
-            "assignment": result.assignment,
-            "max_score": result.max_score,
-            "sandbox": result.sandbox,
-        },
-        "tests": tests,
-    }
-
-
-def gradescope_failure(reason: str) -> dict[str, Any]:
-    """results.json when grading itself could not run: no score, and why."""
-    return {
-        "score": 0,
-        "output": f"Grading could not run (not a problem with your work): {reason}",
-        "visibility": "visible",
-        "tests": [],
-    }
 
 
 def write_json(path: Path, data: dict[str, Any]) -> None:
