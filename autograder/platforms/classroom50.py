@@ -9,9 +9,11 @@ error. Scores are integers there, so each is rounded; the exact points stay in `
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import os
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +44,7 @@ except the student's files, which are graded in a sandboxed worker.
 
 import os
 import sys
+import tempfile
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -96,8 +99,11 @@ def main(slug: str, checkout: Path, sandbox: str = "auto") -> int:
     from autograder.grading import grade
     from autograder.sandbox import Sandbox
 
+    checkout = checkout.resolve()
     try:
-        result = grade(Assignment.load(slug), checkout, Sandbox.detect(sandbox))
+        # Grade from an empty folder: nothing the grader's pytest writes lands in the checkout.
+        with tempfile.TemporaryDirectory() as elsewhere, contextlib.chdir(elsewhere):
+            result = grade(Assignment.load(slug), checkout, Sandbox.detect(sandbox))
     except Exception as error:  # noqa: BLE001 - an infrastructure error, told as such
         why = f"{type(error).__name__}: {error}"
         print(f"autograder: grading could not run: {why}", file=sys.stderr)

@@ -40,8 +40,9 @@ home="${{AUTOGRADER_HOME:-/autograder}}"
 course="$home/source/course"
 results="$home/results/results.json"
 mkdir -p "$home/results" && rm -f "$results"
-AUTOGRADER_ROOT="$course" PYTHONPATH="$course" \\
-  python3 -m autograder.platforms.gradescope {slug} "$home/submission" "$results"
+# From the course folder: `python3 -m` looks in the working directory first.
+(cd "$course" && AUTOGRADER_ROOT="$course" PYTHONPATH="$course" \\
+  python3 -m autograder.platforms.gradescope {slug} "$home/submission" "$results")
 if [ ! -s "$results" ]; then  # the grader itself could not start
   why="Grading could not run (not a problem with your work): please tell your instructor."
   printf '{{"score": 0, "output": "%s", "tests": []}}\\n' "$why" >"$results"
