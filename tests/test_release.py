@@ -299,7 +299,8 @@ def test_offline_the_same_command_checks_a_blank_template(template, tmp_path):
     assert done.returncode == 1, done.stdout + done.stderr  # checks failed; no GitHub needed
     assert "1/17 practice checks passed" in done.stdout
     assert "[PASS] answers.yaml: reads as YAML" in done.stdout
-    assert done.stdout.count("not answered yet") == 10
+    assert done.stdout.count("[FAIL] answers.yaml: Q") == 10
+    assert "answers.yaml, line 7: third_token_positions: not answered yet" in done.stdout
     assert "NotImplementedError" in done.stdout
     assert "stop-commands" not in done.stdout
     assert not (repo / ".pytest_cache").exists()
