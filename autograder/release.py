@@ -99,16 +99,15 @@ def describe(question: dict[str, Any]) -> dict[str, Any]:
 def practice_files() -> dict[str, str]:
     """The practice checker's code, copied verbatim into the template's practice/ folder.
 
-    The one seam for the answer-sheet reader: ``sheet.py`` is the engine's Part 1 reader (its
-    safe YAML reading and answer forms), stdlib and PyYAML only. Until ``autograder/sheet.py``
-    exists it is ``quiz.py`` without its one import from this package (used only by grading).
+    The one seam for the answer-sheet reader: ``sheet.py`` is the engine's Part 1 reader (safe
+    YAML reading with line numbers, and the answer forms ``as_number``, ``as_vector``,
+    ``as_choice`` that ``practice.form_problem`` calls), stdlib and PyYAML only. Until the
+    engine's ``autograder/sheet.py`` exists, it is ``quiz.py`` without its one import from this
+    package (used only when grading, which the template never does).
     """
-    engine_sheet = PACKAGE / "sheet.py"
-    if engine_sheet.is_file():
-        sheet = engine_sheet.read_text()
-    else:
-        sheet = (PACKAGE / "quiz.py").read_text()
-        sheet = sheet.replace("from autograder.result import TestResult\n", "")
+    sheet = (
+        (PACKAGE / "quiz.py").read_text().replace("from autograder.result import TestResult\n", "")
+    )
     return {
         "check.py": (PACKAGE / "practice.py").read_text(),
         "github.py": (PACKAGE / "platforms" / "github.py").read_text(),

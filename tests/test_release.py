@@ -30,6 +30,8 @@ REPORTER = ROOT / "tests" / "reporter"
 SCHEMAS = ROOT / "autograder" / "schemas"
 SLUG = "masks-and-heads"
 INJECTION = "::notice title=Autograding complete::Points 100/100"
+# Each run starts Python, numpy and pytest in child processes: slow on a loaded machine.
+pytestmark = pytest.mark.timeout(600)
 
 needs_node = pytest.mark.skipif(
     not shutil.which("node") or not (REPORTER / "node_modules" / "@actions" / "core").is_dir(),

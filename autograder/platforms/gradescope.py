@@ -24,7 +24,8 @@ from autograder.result import Result, write_json
 
 SETUP = """\
 #!/usr/bin/env bash
-# Gradescope runs this once, when it builds the autograder image (as root, Ubuntu).
+# Gradescope runs this once, when it builds the autograder image (as root; choose an
+# Ubuntu 24.04 base image: the grader needs Python 3.11 or newer).
 set -euo pipefail
 # bubblewrap gives the worker its namespace layer where the container allows it.
 apt-get update -qq && apt-get install -y -qq python3 python3-pip bubblewrap >/dev/null || true
