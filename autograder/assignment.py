@@ -21,7 +21,6 @@ from typing import Any
 import yaml
 
 from autograder import sheet, stubs
-from autograder.examplar import StudentTests
 
 PACKAGE = Path(__file__).resolve().parent
 SUITES = PACKAGE / "suites"
@@ -58,6 +57,37 @@ def find_root(named: Path | str | None = None) -> Path:
     raise UsageError(NO_COURSE)
 
 
+@dataclass(frozen=True)
+class StudentTests:
+    """The suite's declaration of the item (``student_tests`` in suite.yaml)."""
+
+    module: str
+    argument: str
+    implements: str
+    required: tuple[str, ...]
+    points: float
+
+    @classmethod
+    def declared(cls, data: dict[str, Any] | None) -> StudentTests | None:
+        if not data:
+            return None
+        return cls(
+            module=str(data["module"]),
+            argument=str(data.get("argument", "Impl")),
+            implements=str(data["implements"]),
+            required=tuple(data.get("required", ())),
+            points=float(data["points"]),
+        )
+
+    @property
+    def filename(self) -> str:
+        return f"{self.module}.py"
+
+    @property
+    def name(self) -> str:
+        return f"your tests in {self.filename}"
+
+
 def slugs() -> list[str]:
     return sorted(p.parent.name for p in SUITES.glob("*/suite.yaml"))
 
@@ -75,7 +105,7 @@ class Assignment:
     # handout says so (e.g. multi-head attention graded with the student's own split_heads)
     together: dict[str, list[str]] = field(default_factory=dict)
     returns: dict[str, list[str]] = field(default_factory=dict)  # names of returned values
-    student_tests: StudentTests | None = None  # tests the student writes (examplar.py)
+    student_tests: StudentTests | None = None  # tests the student writes (see examplar.py)
     course: Path | None = None  # None: found by find_root() when first needed
 
     @classmethod

@@ -1,4 +1,4 @@
-"""The ``autograder`` command: grade, check, generate, doctor."""
+"""The ``autograder`` command: grade, check, generate, release, export, doctor."""
 
 from __future__ import annotations
 
@@ -10,7 +10,9 @@ from autograder import check as checking
 from autograder import report
 from autograder.assignment import Assignment, UsageError, slugs
 from autograder.grading import SuiteError, grade
-from autograder.result import gradescope, gradescope_failure, write_json
+from autograder.platforms import classroom50, gradescope
+from autograder.release import release
+from autograder.result import write_json
 from autograder.sandbox import MODES, Sandbox
 from autograder.worker import BUDGET_TIMEOUTS
 
@@ -24,12 +26,12 @@ def cmd_grade(args: argparse.Namespace) -> int:
         result = grade(assignment, submission, Sandbox.detect(args.sandbox))
     except SuiteError as error:
         if args.json:  # a platform waiting for results.json still gets one
-            write_json(Path(args.json), gradescope_failure(str(error)))
+            write_json(Path(args.json), gradescope.gradescope_failure(str(error)))
         raise
     print(report.student_text(result))
     print(report.instructor_text(result), file=sys.stderr)
     if args.json:
-        write_json(Path(args.json), gradescope(result))
+        write_json(Path(args.json), gradescope.gradescope(result))
         print(f"results written to {args.json}")
     return 0
 
@@ -50,6 +52,21 @@ def cmd_generate(args: argparse.Namespace) -> int:
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(content)
             print(f"wrote {path}")
+    return 0
+
+
+def cmd_release(args: argparse.Namespace) -> int:
+    written = release(Assignment.load(args.assignment), Path(args.out_dir))
+    print(f"wrote {len(written)} files to {args.out_dir}: push it as the students' template")
+    return 0
+
+
+EXPORTS = {"gradescope": gradescope.export, "classroom50": classroom50.export}
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    out = EXPORTS[args.platform](Assignment.load(args.assignment), Path(args.out))
+    print(f"wrote the {args.platform} bundle for {args.assignment} to {out}")
     return 0
 
 
@@ -149,6 +166,32 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("assignment", metavar="ASSIGNMENT", nargs="?", help="one assignment slug")
     add_course_option(p)
     p.set_defaults(run=cmd_generate)
+
+    p = sub.add_parser(
+        "release",
+        help="write the template repository students receive (public files only)",
+        description="Write a ready-to-push template into OUT_DIR (new or empty): the handout, "
+        "the blank answers.yaml, the stubs, the public tests, requirements.txt, .gitignore, and "
+        ".github/workflows/classroom.yml running the practice checks (`python "
+        "practice/check.py`). Never the reference, hidden tests, mistake catalogue or quiz key.",
+    )
+    p.add_argument("assignment", metavar="ASSIGNMENT", help="the assignment slug")
+    p.add_argument("out_dir", metavar="OUT_DIR", help="where to write the template")
+    p.set_defaults(run=cmd_release)
+
+    p = sub.add_parser(
+        "export",
+        help="write a grading bundle for Gradescope or Classroom 50",
+        description="gradescope: OUT is the autograder zip to upload (setup.sh and "
+        "run_autograder at its root). classroom50: OUT is the folder "
+        "CLASSROOM/autograders/ASSIGNMENT of the classroom50 repository (autograder.py and the "
+        "grader beside it). Both carry the hidden suite and the reference: give them only to "
+        "the platform, never to students.",
+    )
+    p.add_argument("platform", choices=sorted(EXPORTS), help="the platform")
+    p.add_argument("assignment", metavar="ASSIGNMENT", help="the assignment slug")
+    p.add_argument("out", metavar="OUT", help="the zip (gradescope) or folder (classroom50)")
+    p.set_defaults(run=cmd_export)
 
     p = sub.add_parser(
         "doctor",

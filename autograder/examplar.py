@@ -30,46 +30,15 @@ import types
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
 from autograder import wire
+from autograder.assignment import StudentTests
 from autograder.mistakes import Catalogue, Variant
 from autograder.result import TestResult
 from autograder.sandbox import Sandbox
 from autograder.worker import StudentProblem, Worker
-
-
-@dataclass(frozen=True)
-class StudentTests:
-    """The suite's declaration of the item (``student_tests`` in suite.yaml)."""
-
-    module: str
-    argument: str
-    implements: str
-    required: tuple[str, ...]
-    points: float
-
-    @classmethod
-    def declared(cls, data: dict[str, Any] | None) -> StudentTests | None:
-        if not data:
-            return None
-        return cls(
-            module=str(data["module"]),
-            argument=str(data.get("argument", "Impl")),
-            implements=str(data["implements"]),
-            required=tuple(data.get("required", ())),
-            points=float(data["points"]),
-        )
-
-    @property
-    def filename(self) -> str:
-        return f"{self.module}.py"
-
-    @property
-    def name(self) -> str:
-        return f"your tests in {self.filename}"
 
 
 class Lender:

@@ -1,6 +1,6 @@
-"""The canonical result of grading one submission, and the adapters that write platform formats.
+"""The canonical result of grading one submission.
 
-Every report (the terminal summary, Gradescope's results.json, and the formats added later)
+Every report (the terminal summary, and each platform's format in ``autograder.platforms``)
 is written from a ``Result``; nothing else decides a score.
 """
 
@@ -60,62 +60,6 @@ class Result:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self) | {"score": self.score, "max_score": self.max_score}
-
-
-def gradescope(result: Result) -> dict[str, Any]:
-    """Gradescope's results.json (gradescope/autograder_samples, docs/specs.md): the summary
-    in Markdown on top, each test's own feedback in its box, instructor notes kept out of
-    what students see (extra_data)."""
-    from autograder.report import student_markdown, test_texts  # report renders Results
-
-    tests = []
-    outputs = test_texts(result)
-    for number, (t, output) in enumerate(zip(result.tests, outputs, strict=True), start=1):
-        tests.append(
-            {
-                "name": t.name,
-                "number": str(number),
-                "score": t.score,
-                "max_score": t.max_score,
-                "status": "passed" if t.passed else "failed",
-                "output": output,
-                "output_format": "text",
-                "visibility": "visible",
-                "tags": [t.part, *([t.checks] if t.checks else [])],
-                "extra_data": {
-                    "id": t.id,
-                    "outcome": t.outcome,
-                    "mistakes": t.mistakes,
-                    "blame": t.blame,
-                },
-            }
-        )
-    return {
-        "score": result.score,
-        "execution_time": round(result.seconds, 3),
-        "output": student_markdown(result),
-        "output_format": "md",
-        "visibility": "visible",
-        "stdout_visibility": "hidden",
-        "extra_data": {
-            "assignment": result.assignment,
-            "max_score": result.max_score,
-            "sandbox": result.sandbox,
-            "sandbox_strength": result.sandbox_strength,
-            "instructor_notes": result.instructor_notes,
-        },
-        "tests": tests,
-    }
-
-
-def gradescope_failure(reason: str) -> dict[str, Any]:
-    """results.json when grading itself could not run: no score, and why."""
-    return {
-        "score": 0,
-        "output": f"Grading could not run (not a problem with your work): {reason}",
-        "visibility": "visible",
-        "tests": [],
-    }
 
 
 def write_json(path: Path, data: dict[str, Any]) -> None:

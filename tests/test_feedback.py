@@ -20,7 +20,7 @@ from autograder.compare import problem
 from autograder.context import GradingContext
 from autograder.grading import grade
 from autograder.mistakes import Catalogue, Diagnoser, load_catalogue, module_from_source
-from autograder.result import gradescope
+from autograder.platforms.gradescope import gradescope
 from autograder.sandbox import Sandbox
 from autograder.shapes import shape_of_error
 from autograder.testing import Feedback, check, expect, raises, reattribute

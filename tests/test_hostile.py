@@ -31,7 +31,8 @@ from autograder import report
 from autograder.assignment import Assignment
 from autograder.cli import main
 from autograder.grading import grade
-from autograder.result import Result, gradescope, write_json
+from autograder.platforms.gradescope import gradescope
+from autograder.result import Result, write_json
 from autograder.sandbox import Sandbox
 from autograder.wire import Unsupported
 from autograder.worker import (

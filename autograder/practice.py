@@ -1,0 +1,186 @@
+"""Practice checks for a student's repository: the public tests, and the form of answers.yaml.
+
+This file is copied verbatim into every template ``autograder release`` writes, as
+``practice/check.py``, next to ``github.py`` (the GitHub formats), ``sheet.py`` (the engine's
+answer-sheet reader) and ``questions.json`` (each question's id, type and form: no answers).
+The student's repository cannot install the grader, whose package data holds the hidden
+suites, so everything here is public code: standard library, PyYAML and pytest.
+
+    python practice/check.py          # from the repository's top folder, online or offline
+
+It runs the public tests with pytest in a child process whose output goes to a file, then
+checks that every question in answers.yaml is answered in the right form, naming the line of a
+bad one. Each check is worth 1 point: these are practice checks, not the grade. In GitHub
+Actions it also writes the ``result`` output (for the classroom reporter) and the job summary.
+Exit status: 0 when every check passed (or in Actions, where the reporter decides), 1 when one
+failed, 2 when the checks could not run.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import xml.etree.ElementTree as ElementTree
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import github  # noqa: E402
+import sheet  # noqa: E402
+
+HERE = Path(__file__).resolve().parent
+TEST_TIMEOUT = 300  # seconds for the whole public test run
+MESSAGE_CAP = 2000
+TRACE_LINES = 12  # the end of a failure's traceback, where the error is
+NOTICE = (
+    "These are **practice checks**: the public tests, and whether every question in "
+    "`answers.yaml` is answered in a form the grader can read. Each is worth 1 point here. "
+    "They are not your grade: the grade comes from the course, which runs its own tests on "
+    "your work."
+)
+
+
+@dataclass
+class Check:
+    name: str
+    passed: bool
+    message: str = ""
+    line: int = 0
+
+    @property
+    def score(self) -> float:
+        return 1.0 if self.passed else 0.0
+
+    @property
+    def max_score(self) -> float:
+        return 1.0
+
+
+# -- the public tests -----------------------------------------------------------------------------
+
+
+def public_test_checks(repo: Path, tests: list[str]) -> list[Check]:
+    """Run pytest in a child process; what the student's code prints stays in a file."""
+    with tempfile.TemporaryDirectory() as tmp:
+        junit, log = Path(tmp) / "junit.xml", Path(tmp) / "pytest.log"
+        command = [sys.executable, "-m", "pytest", "-q", "--tb=short", "-p", "no:cacheprovider"]
+        command += [f"--junitxml={junit}", *tests]
+        # The public tests need no plugins; whatever else is installed must not change them
+        # (and loading every plugin on a laptop can take longer than the tests).
+        env = os.environ | {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
+        with open(log, "wb") as out:
+            try:
+                subprocess.run(
+                    command, cwd=repo, env=env, stdin=subprocess.DEVNULL, stdout=out,
+                    stderr=subprocess.STDOUT, timeout=TEST_TIMEOUT, check=False,
+                )  # fmt: skip
+            except subprocess.TimeoutExpired:
+                return [Check("public tests", False, f"stopped after {TEST_TIMEOUT} s")]
+        if not junit.is_file():
+            tail = log.read_text(errors="replace")[-MESSAGE_CAP:]
+            return [Check("public tests", False, f"pytest did not run:\n{tail}")]
+        return [check_from_case(case) for case in ElementTree.parse(junit).iter("testcase")]
+
+
+def check_from_case(case: ElementTree.Element) -> Check:
+    name = f"public test: {case.get('name', '?')}"
+    problem = next((c for c in case if c.tag in ("failure", "error", "skipped")), None)
+    if problem is None:
+        return Check(name, True)
+    trace = (problem.text or "").strip().splitlines()[-TRACE_LINES:]
+    text = "\n".join([problem.get("message") or problem.tag, *trace])
+    if problem.tag == "skipped":
+        text = "skipped: " + text
+    return Check(name, False, text.strip()[-MESSAGE_CAP:])
+
+
+# -- the answer sheet -----------------------------------------------------------------------------
+
+
+def form_problem(question: dict[str, Any], given: Any) -> str:
+    """Why ``given`` is not an answer of the question's form, or "" when it is."""
+    kind = question["type"]
+    if given is None or given == "":
+        return "not answered yet"
+    if kind == "number" and sheet.as_number(given) is None:
+        return f"could not read {given!r} as a number"
+    if kind == "vector":
+        got = sheet.as_vector(given)
+        if got is None or None in got:
+            return f"could not read {given!r} as a list of numbers"
+        if len(got) != question["length"]:
+            return f"expected a list of {question['length']} numbers, got {len(got)}"
+    if kind == "choice" and sheet.as_choice(given, question["options"]) is None:
+        choices = ", ".join(f"{k} ({v})" for k, v in question["options"].items())
+        return f"{given!r} is not one of the choices: {choices}"
+    if kind == "fields":
+        if not isinstance(given, dict):
+            return "expected the keys " + ", ".join(f["id"] for f in question["fields"])
+        problems = [(f["id"], form_problem(f, given.get(f["id"]))) for f in question["fields"]]
+        return "; ".join(f"{field}: {why}" for field, why in problems if why)
+    return ""
+
+
+def line_of(text: str, key: str) -> int:
+    """The line where top-level ``key:`` starts (0 when absent); works on broken YAML too."""
+    for number, line in enumerate(text.splitlines(), start=1):
+        if re.match(rf"{re.escape(key)}\s*:", line):
+            return number
+    return 0
+
+
+def sheet_checks(repo: Path, questions: list[dict[str, Any]]) -> list[Check]:
+    path = repo / "answers.yaml"
+    answers, problems = sheet.read_sheet(path)
+    text = path.read_text(errors="replace") if path.is_file() and not path.is_symlink() else ""
+    checks = [Check("answers.yaml: reads as YAML", not problems, "\n".join(problems))]
+    for number, question in enumerate(questions, start=1):
+        line = line_of(text, question["id"])
+        why = form_problem(question, answers.get(question["id"]))
+        where = f"answers.yaml, line {line}: " if line else "answers.yaml: "
+        message = f"{where}{question['id']}: {why}" if why else ""
+        name = f"answers.yaml: Q{number}. {question['title']}"
+        checks.append(Check(name, not why, message, line))
+    return checks
+
+
+# -- reporting ------------------------------------------------------------------------------------
+
+
+def terminal_report(title: str, checks: list[Check]) -> str:
+    passed = sum(c.passed for c in checks)
+    out = [f"{title}: {passed}/{len(checks)} practice checks passed", ""]
+    for c in checks:
+        out.append(f"  [{'PASS' if c.passed else 'FAIL'}] {c.name}")
+        if not c.passed and c.message:
+            out += [f"         {line}" for line in c.message.splitlines()[:20]]
+    out += ["", NOTICE.replace("**", "").replace("`", "")]
+    return github.neutralise("\n".join(out))
+
+
+def main(repo: Path) -> int:
+    config = json.loads((HERE / "questions.json").read_text())
+    checks = public_test_checks(repo, config["public_tests"])
+    checks += sheet_checks(repo, config["questions"])
+    title = f"Practice checks for {config['assignment']}"
+    with github.commands_stopped():
+        print(terminal_report(title, checks))
+    result = github.runner_result(checks, [c.line for c in checks])
+    github.set_output("result", github.encode(result))
+    github.append_summary(github.job_summary(title, checks, intro=NOTICE))
+    if os.environ.get("GITHUB_ACTIONS") == "true":
+        return 0  # the reporter step marks the run from the result output
+    return 0 if all(c.passed for c in checks) else 1
+
+
+if __name__ == "__main__":
+    try:
+        sys.exit(main(Path.cwd()))
+    except (OSError, ValueError, KeyError) as error:
+        print(f"practice checks could not run: {error}", file=sys.stderr)
+        sys.exit(2)

