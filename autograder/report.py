@@ -124,8 +124,8 @@ def likely_cause(tests: list[TestResult], failing: set[str]) -> str:
     cause = causes.most_common(1)[0][0]
     blamed = next((t.blame for t in tests if t.cause == cause and t.blame), [])
     if blamed and all(b in failing for b in blamed):
-        those, verb = listed(blamed), "fail" if len(blamed) > 1 else "fails"
-        return f"it uses your {those}, which {verb} its own tests: fix that first"
+        which = "fail their" if len(blamed) > 1 else "fails its"
+        return f"it uses your {listed(blamed)}, which {which} own tests: fix that first"
     return cause
 
 
