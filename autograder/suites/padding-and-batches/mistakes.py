@@ -259,6 +259,21 @@ def batched_softmax_wrong_axis(Q, K, V, mask=None):
 
 
 @catalogue.mistake(
+    "batched-no-max-subtraction",
+    replaces="batched_attention",
+    why="Your softmax exponentiates the raw scores. With large scores np.exp overflows to inf "
+    "and inf / inf gives NaN, although the true weights are ordinary numbers.",
+    hint="Subtracting the same number from every score of a row does not change its softmax; "
+    "subtract the row's maximum (over the allowed keys) before exponentiating.",
+)
+def batched_no_max_subtraction(Q, K, V, mask=None):
+    e = np.exp(hide(Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1]), mask))
+    total = e.sum(axis=-1, keepdims=True)
+    weights = e / np.where(total > 0, total, 1.0)
+    return weights, weights @ V
+
+
+@catalogue.mistake(
     "batched-no-scale",
     replaces="batched_attention",
     why="You did not divide the scores by sqrt(d). Without the scale the scores grow with the "
