@@ -69,10 +69,15 @@ class GradingContext:
     reference: types.ModuleType
     diagnoser: Diagnoser
     log: TestLog = field(default_factory=TestLog)
+    # Inside testing.measure_memory(): each call's (Call, value, peak bytes) is appended here.
+    measured: list[tuple[Call, Any, int]] | None = None
 
     def call(self, function: str, args: tuple, kwargs: dict) -> Any:
         try:
-            value, output = self.worker.call(function, *args, **kwargs)
+            if self.measured is None:
+                value, output = self.worker.call(function, *args, **kwargs)
+            else:
+                value, output, peak = self.worker.measure(function, *args, **kwargs)
         except Exception as problem:
             output = getattr(problem, "output", "")
             if output:
@@ -80,7 +85,10 @@ class GradingContext:
             raise
         if output:
             self.log.output.append(output)
-        self.log.remember(value, Call(function, args, kwargs))
+        call = Call(function, args, kwargs)
+        self.log.remember(value, call)
+        if self.measured is not None:
+            self.measured.append((call, value, peak))
         return value
 
 

@@ -197,17 +197,32 @@ class Worker:
 
     def call(self, function: str, *args: Any, **kwargs: Any) -> tuple[Any, str]:
         """Run ``function(*args, **kwargs)`` in the worker; return (result, printed output)."""
+        value, output, _ = self.request(function, args, kwargs)
+        return value, output
+
+    def measure(self, function: str, *args: Any, **kwargs: Any) -> tuple[Any, str, int]:
+        """Like ``call``, and also the peak memory in bytes that the call allocated, as
+        tracemalloc saw it in the worker (NumPy arrays and the result count, BLAS workspace
+        does not). Reported by the worker, so no more trustworthy than its results."""
+        return self.request(function, args, kwargs, measure=True)
+
+    def request(
+        self, function: str, args: tuple, kwargs: dict, measure: bool = False
+    ) -> tuple[Any, str, int]:
+        """(result, printed output, peak bytes or 0 when not measured)."""
         if self.import_problem:  # a fresh traceback each time, or it grows with every raise
             raise self.import_problem.with_traceback(None)
         if self.spent >= self.budget:
             raise self._over_budget(f"{function} was not run")
         began = time.monotonic()
         try:
-            return self._call(function, args, kwargs)
+            return self._call(function, args, kwargs, measure)
         finally:
             self.spent += time.monotonic() - began
 
-    def _call(self, function: str, args: tuple, kwargs: dict) -> tuple[Any, str]:
+    def _call(
+        self, function: str, args: tuple, kwargs: dict, measure: bool
+    ) -> tuple[Any, str, int]:
         if self.process is None:
             self._start()
             if self.import_problem:
@@ -220,6 +235,7 @@ class Worker:
             "call": function,
             "args": wire.encode(tuple(args), blobs),
             "kwargs": wire.encode(sorted(kwargs.items()), blobs),
+            "measure": measure,
         }
         deadline, _ = self._deadline(self.timeout)
         self._send(wire.pack(request, blobs), deadline, function)
@@ -233,8 +249,11 @@ class Worker:
             if header.get("import"):
                 raise import_failure(self.filename, error)
             raise StudentRaised(function, error, output)
+        peak = header.get("peak_bytes", 0) if measure else 0
         try:
-            return wire.decode(header.get("result"), reply_blobs), output
+            if type(peak) is not int or peak < 0:
+                raise wire.WireError("a peak memory that is not a count of bytes")
+            return wire.decode(header.get("result"), reply_blobs), output, peak
         except wire.WireError as error:
             self._stop()  # a worker that sends such things is in no state to go on
             raise StudentBadOutput(f"{function} returned something unreadable: {error}.") from None

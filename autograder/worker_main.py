@@ -15,6 +15,7 @@ import os
 import sys
 import time
 import traceback
+import tracemalloc
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import wire  # noqa: E402
@@ -123,6 +124,7 @@ def main():
         name = header["call"]
         args = wire.decode(header["args"], blobs)
         kwargs = wire.decode(header["kwargs"], blobs)
+        measure = bool(header.get("measure"))
         start = time.perf_counter()
         out_blobs = []
         if module is None:
@@ -131,10 +133,16 @@ def main():
             try:  # even looking the function up can run student code (a module __getattr__)
                 function = getattr(module, name, None)
                 if callable(function):
-                    reply = {"result": wire.encode(function(*args, **dict(kwargs)), out_blobs)}
+                    if measure:  # the peak memory the call itself allocates, result included
+                        tracemalloc.start()
+                    result = function(*args, **dict(kwargs))
+                    reply = {"peak_bytes": tracemalloc.get_traced_memory()[1]} if measure else {}
+                    tracemalloc.stop()
+                    reply["result"] = wire.encode(result, out_blobs)
                 else:
                     reply = {"missing": True}
             except BaseException as error:
+                tracemalloc.stop()
                 out_blobs = []
                 reply = {"error": describe(error, submission)}
         reply["seq"] = header.get("seq", 0)
