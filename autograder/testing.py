@@ -240,14 +240,17 @@ def measure_memory() -> Iterator[Memory]:
         ctx.measured = None
 
 
-def expect_peak_below(memory: Memory, limit: int, why: str = "") -> None:
+def expect_peak_below(
+    memory: Memory, limit: int, why: str = "", suspects: list[str] | None = None
+) -> None:
     """Fail unless every call measured in ``memory`` peaked at ``limit`` bytes or less.
 
     The message puts the measured peak next to the limit (``why`` says where the limit comes
-    from). The diagnosis names the known mistakes of the measured function that, replayed on
-    the same call, give the same value and also go over the limit, with a peak within a
-    factor of two of the student's: memory is compared loosely, as values are within a
-    tolerance."""
+    from). The diagnosis names the known mistakes that, replayed on the same call, give the
+    same value and also go over the limit, with a peak within a factor of two of the
+    student's: memory is compared loosely, as values are within a tolerance. Each replay runs
+    at full size, so only ``suspects`` (names of mistakes) are tried, or by default every
+    mistake of the measured function."""
     __tracebackhide__ = True  # pytest: the failure is the test's line, not this one
     if not memory.calls:
         raise RuntimeError("expect_peak_below: no call was measured (see measure_memory)")
@@ -258,19 +261,22 @@ def expect_peak_below(memory: Memory, limit: int, why: str = "") -> None:
     raise Feedback(
         f"{call.describe(show)} allocated a peak of {mib(peak)} while it ran (measured with "
         f"tracemalloc); the bound is {mib(limit)}{because}.",
-        diagnose_memory(call, got, peak, limit),
+        diagnose_memory(call, got, peak, limit, suspects),
     )
 
 
-def diagnose_memory(call: Call, got: Any, peak: int, limit: int) -> list[Variant]:
-    """Known mistakes of ``call.function`` that give ``got`` with a peak like ``peak``, over
-    ``limit``. Each replay runs at full size, so only the measured function's are tried."""
+def diagnose_memory(
+    call: Call, got: Any, peak: int, limit: int, suspects: list[str] | None = None
+) -> list[Variant]:
+    """Known mistakes (``suspects``, or those of ``call.function``) that give ``got`` with a
+    peak like ``peak``, over ``limit``."""
     ctx = context.active
     if ctx is None:
         return []
     found = []
     for variant in ctx.diagnoser.mistakes:
-        if variant.replaces != call.function:
+        tried = variant.replaces == call.function if suspects is None else variant.name in suspects
+        if not tried:
             continue
         module = ctx.diagnoser.module(variant)
         try:

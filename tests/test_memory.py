@@ -153,3 +153,12 @@ def test_a_peak_within_the_bound_passes_and_calls_outside_are_not_measured(stude
     expect_peak_below(memory, MiB)
     student.norm2(X)  # outside the block: not measured
     assert len(memory.calls) == 1 and context.active.measured is None
+
+
+@pytest.mark.parametrize("student", ["outer-product"], indirect=True)
+def test_only_the_suspects_are_replayed(student):
+    with measure_memory() as memory:
+        student.norm2(X)
+    with pytest.raises(Feedback) as error:
+        expect_peak_below(memory, MiB, suspects=["three-outer-products"])
+    assert error.value.mistakes == []

@@ -27,6 +27,9 @@ BIG, BIG_D, BIG_BLOCK = 4096, 64, 128
 DENSE_BYTES = BIG * BIG * 8  # the (T, S) float64 scores alone: 128 MiB
 BOUND = DENSE_BYTES // 8  # 16 MiB
 WHY_BOUND = "1/8 of the 128.0 MiB that the dense (4096, 4096) float64 score matrix alone needs"
+# The known mistakes that give the right values with too much memory: the only ones worth
+# replaying at full size when a peak is over the bound.
+MEMORY_MISTAKES = ["scores-materialised", "causal-mask-materialised"]
 
 
 def qkv(rng, T, S, scale=1.0):
@@ -255,7 +258,7 @@ def expect_small_peak(student, reference, rng, causal):
         "at T = S = 4096 the output or lse is wrong (the tests above say how), so the "
         "memory was not judged.",
     )
-    expect_peak_below(memory, BOUND, WHY_BOUND)
+    expect_peak_below(memory, BOUND, WHY_BOUND, suspects=MEMORY_MISTAKES)
 
 
 @points(5, checks="chunked_attention")
