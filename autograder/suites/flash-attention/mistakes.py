@@ -41,6 +41,30 @@ def causal_block(scores, rows, start, stop):
     return np.where(j <= i, scores, -np.inf)
 
 
+@catalogue.helper
+def key_blocks(S, block_size):
+    """(start, stop) of each block of keys; the last one may be shorter."""
+    return [(start, min(start + block_size, S)) for start in range(0, S, block_size)]
+
+
+@catalogue.helper
+def online_pass(Q, K, V, blocks, causal, scale=None, masked=True, skip_diagonal=False):
+    """m, l and acc after folding in the key `blocks` one by one, the reference's way:
+    with causal=True only the rows from the block's start on take part (from its stop on,
+    with skip_diagonal), and their mask is built from indices unless masked is False."""
+    T = len(Q)
+    scale = 1 / np.sqrt(Q.shape[1]) if scale is None else scale
+    m, l, acc = empty_state(T, V.shape[1])
+    for start, stop in blocks:
+        rows = slice((stop if skip_diagonal else start) if causal else 0, T)
+        scores = Q[rows] @ K[start:stop].T * scale
+        if causal and masked:
+            scores = causal_block(scores, rows, start, stop)
+        state = online_softmax_update(m[rows], l[rows], acc[rows], scores, V[start:stop])
+        m[rows], l[rows], acc[rows] = state
+    return m, l, acc
+
+
 # -- attention_flops ------------------------------------------------------------------------
 
 
@@ -211,16 +235,7 @@ def masked_row_nan(m, l, acc, scores, V_block):
     hint="Add the running max back to the logarithm of the running sum.",
 )
 def lse_without_max(Q, K, V, block_size=128, causal=False):
-    T, S = len(Q), len(K)
-    m, l, acc = empty_state(T, V.shape[1])
-    for start in range(0, S, block_size):
-        stop = min(start + block_size, S)
-        rows = slice(start, T) if causal else slice(0, T)
-        scores = Q[rows] @ K[start:stop].T / np.sqrt(Q.shape[1])
-        if causal:
-            scores = causal_block(scores, rows, start, stop)
-        state = online_softmax_update(m[rows], l[rows], acc[rows], scores, V[start:stop])
-        m[rows], l[rows], acc[rows] = state
+    m, l, acc = online_pass(Q, K, V, key_blocks(len(K), block_size), causal)
     return acc / l[:, None], np.log(l)
 
 
@@ -232,16 +247,7 @@ def lse_without_max(Q, K, V, block_size=128, causal=False):
     hint="After the last block, divide each row of acc by its running sum l.",
 )
 def output_not_normalised(Q, K, V, block_size=128, causal=False):
-    T, S = len(Q), len(K)
-    m, l, acc = empty_state(T, V.shape[1])
-    for start in range(0, S, block_size):
-        stop = min(start + block_size, S)
-        rows = slice(start, T) if causal else slice(0, T)
-        scores = Q[rows] @ K[start:stop].T / np.sqrt(Q.shape[1])
-        if causal:
-            scores = causal_block(scores, rows, start, stop)
-        state = online_softmax_update(m[rows], l[rows], acc[rows], scores, V[start:stop])
-        m[rows], l[rows], acc[rows] = state
+    m, l, acc = online_pass(Q, K, V, key_blocks(len(K), block_size), causal)
     return acc, m + np.log(l)
 
 
@@ -254,16 +260,9 @@ def output_not_normalised(Q, K, V, block_size=128, causal=False):
     "may be shorter (slicing K[start:start + block_size] stops at S by itself).",
 )
 def last_partial_block_dropped(Q, K, V, block_size=128, causal=False):
-    T, S = len(Q), len(K)
-    m, l, acc = empty_state(T, V.shape[1])
-    for start in range(0, S - block_size + 1, block_size):
-        stop = start + block_size
-        rows = slice(start, T) if causal else slice(0, T)
-        scores = Q[rows] @ K[start:stop].T / np.sqrt(Q.shape[1])
-        if causal:
-            scores = causal_block(scores, rows, start, stop)
-        state = online_softmax_update(m[rows], l[rows], acc[rows], scores, V[start:stop])
-        m[rows], l[rows], acc[rows] = state
+    S = len(K)
+    blocks = [(start, start + block_size) for start in range(0, S - block_size + 1, block_size)]
+    m, l, acc = online_pass(Q, K, V, blocks, causal)
     return acc / l[:, None], m + np.log(l)
 
 
@@ -275,18 +274,9 @@ def last_partial_block_dropped(Q, K, V, block_size=128, causal=False):
     hint="A Python slice a:b already leaves b out: block k is K[k*b:(k+1)*b].",
 )
 def block_end_off_by_one(Q, K, V, block_size=128, causal=False):
-    T, S = len(Q), len(K)
-    m, l, acc = empty_state(T, V.shape[1])
-    for start in range(0, S, block_size):
-        stop = min(start + block_size - 1, S)
-        if stop <= start:
-            continue
-        rows = slice(start, T) if causal else slice(0, T)
-        scores = Q[rows] @ K[start:stop].T / np.sqrt(Q.shape[1])
-        if causal:
-            scores = causal_block(scores, rows, start, stop)
-        state = online_softmax_update(m[rows], l[rows], acc[rows], scores, V[start:stop])
-        m[rows], l[rows], acc[rows] = state
+    S = len(K)
+    blocks = [(start, min(start + block_size - 1, S)) for start in range(0, S, block_size)]
+    m, l, acc = online_pass(Q, K, V, [(a, b) for a, b in blocks if b > a], causal)
     return acc / l[:, None], m + np.log(l)
 
 
@@ -300,14 +290,8 @@ def block_end_off_by_one(Q, K, V, block_size=128, causal=False):
     "diagonal must be visited, with the keys j > i masked.",
 )
 def causal_diagonal_block_skipped(Q, K, V, block_size=128, causal=False):
-    T, S = len(Q), len(K)
-    m, l, acc = empty_state(T, V.shape[1])
-    for start in range(0, S, block_size):
-        stop = min(start + block_size, S)
-        rows = slice(stop, T) if causal else slice(0, T)  # only the rows that see all of it
-        scores = Q[rows] @ K[start:stop].T / np.sqrt(Q.shape[1])
-        state = online_softmax_update(m[rows], l[rows], acc[rows], scores, V[start:stop])
-        m[rows], l[rows], acc[rows] = state
+    blocks = key_blocks(len(K), block_size)
+    m, l, acc = online_pass(Q, K, V, blocks, causal, masked=False, skip_diagonal=True)
     with np.errstate(invalid="ignore", divide="ignore"):
         return acc / l[:, None], m + np.log(l)
 
@@ -321,14 +305,7 @@ def causal_diagonal_block_skipped(Q, K, V, block_size=128, causal=False):
     "position j and mask j > i.",
 )
 def causal_diagonal_block_unmasked(Q, K, V, block_size=128, causal=False):
-    T, S = len(Q), len(K)
-    m, l, acc = empty_state(T, V.shape[1])
-    for start in range(0, S, block_size):
-        stop = min(start + block_size, S)
-        rows = slice(start, T) if causal else slice(0, T)
-        scores = Q[rows] @ K[start:stop].T / np.sqrt(Q.shape[1])
-        state = online_softmax_update(m[rows], l[rows], acc[rows], scores, V[start:stop])
-        m[rows], l[rows], acc[rows] = state
+    m, l, acc = online_pass(Q, K, V, key_blocks(len(K), block_size), causal, masked=False)
     return acc / l[:, None], m + np.log(l)
 
 
@@ -361,16 +338,7 @@ def causal_mask_block_local(Q, K, V, block_size=128, causal=False):
     hint="Scale Q·Kᵀ of every block by 1 / sqrt(d), d being the width of the queries and keys.",
 )
 def chunked_without_scale(Q, K, V, block_size=128, causal=False):
-    T, S = len(Q), len(K)
-    m, l, acc = empty_state(T, V.shape[1])
-    for start in range(0, S, block_size):
-        stop = min(start + block_size, S)
-        rows = slice(start, T) if causal else slice(0, T)
-        scores = Q[rows] @ K[start:stop].T
-        if causal:
-            scores = causal_block(scores, rows, start, stop)
-        state = online_softmax_update(m[rows], l[rows], acc[rows], scores, V[start:stop])
-        m[rows], l[rows], acc[rows] = state
+    m, l, acc = online_pass(Q, K, V, key_blocks(len(K), block_size), causal, scale=1.0)
     return acc / l[:, None], m + np.log(l)
 
 
