@@ -102,7 +102,7 @@ def measure(max_t: int, block_size: int) -> list[dict[str, float]]:
             row[f"{name} s"] = best_time(run, repeats)
             row[f"{name} MiB"] = peak_rise(run) / MIB
         rows.append(row)
-        print(f"  T = {T}: done", file=sys.stderr, flush=True)
+        print(table([row])[-1], flush=True)  # as it comes: a long run can be cut short
     return rows
 
 
@@ -165,8 +165,8 @@ def main() -> int:
     parser.add_argument("--max-t", type=int, default=8192, help="largest T (default 8192)")
     parser.add_argument("--block-size", type=int, default=128, help="chunked block size")
     args = parser.parse_args()
+    print("\n".join(table([])))
     rows = measure(args.max_t, args.block_size)
-    print("\n".join(table(rows)))
     where = crossing(rows)
     print(f"dense memory exceeds chunked from T ≈ {where:.0f}" if where else "no crossing seen")
     plot(rows, args.plot, args.block_size)
