@@ -141,6 +141,8 @@ class GradingContext:
     reference: types.ModuleType
     diagnoser: Diagnoser
     log: TestLog = field(default_factory=TestLog)
+    # Inside testing.measure_memory(): each call's (Call, value, peak bytes) is appended here.
+    measured: list[tuple[Call, Any, int]] | None = None
 
     def call(
         self,
@@ -159,7 +161,10 @@ class GradingContext:
         plain_args = tuple(unwrap(a) for a in args)
         plain_kwargs = {k: unwrap(v) for k, v in kwargs.items()}
         try:
-            value, output = self.worker.request(function, plain_args, plain_kwargs, handle, op)
+            measure = self.measured is not None
+            value, output = self.worker.request(
+                function, plain_args, plain_kwargs, handle, op, measure=measure
+            )
         except Exception as problem:
             output = getattr(problem, "output", "")
             if output:
@@ -170,6 +175,8 @@ class GradingContext:
         value = self.wrap(value, call)
         if value is not CALLABLE:
             self.log.remember(value, call)
+        if self.measured is not None:
+            self.measured.append((call, value, self.worker.peak))
         return value
 
     def wrap(self, value: Any, call: Call) -> Any:

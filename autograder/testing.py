@@ -12,9 +12,11 @@ equals what a catalogued mistake produces on the same input, names that mistake.
 from __future__ import annotations
 
 import contextlib
+import tracemalloc
 import types
 import warnings
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -409,3 +411,107 @@ def diagnose_no_raise(got: Any, call: Call, type_name: str) -> list[Variant]:
     else:
         return []  # the reference does not raise here either: nothing to tell apart
     return [variant for variant, _ in giving(ctx, call, got)]
+
+
+# -- memory ---------------------------------------------------------------------------------
+
+
+@dataclass
+class Memory:
+    """The calls into the student's code made inside ``measure_memory()``: for each, the
+    call, what it returned, and the peak memory in bytes that it allocated."""
+
+    calls: list[tuple[Call, Any, int]] = field(default_factory=list)
+
+    @property
+    def peak(self) -> int:
+        return max((peak for _, _, peak in self.calls), default=0)
+
+
+@contextlib.contextmanager
+def measure_memory() -> Iterator[Memory]:
+    """Measure the peak memory of every call into the student's code inside the block.
+
+        with measure_memory() as memory:
+            got = student.chunked_attention(Q, K, V, block_size=128)
+        expect_peak_below(memory, 16 << 20, "1/8 of the dense score matrix")
+
+    The worker traces each call with tracemalloc: the NumPy arrays it allocates count, its
+    result included; its inputs (decoded before the call) and BLAS workspace do not."""
+    ctx = context.current()
+    if ctx is None:
+        raise RuntimeError("measure_memory() only works while a suite is being graded")
+    memory = Memory()
+    ctx.measured = memory.calls
+    try:
+        yield memory
+    finally:
+        ctx.measured = None
+
+
+def expect_peak_below(
+    memory: Memory, limit: int, why: str = "", suspects: list[str] | None = None
+) -> None:
+    """Fail unless every call measured in ``memory`` peaked at ``limit`` bytes or less.
+
+    The message puts the measured peak next to the limit (``why`` says where the limit comes
+    from). The diagnosis names the known mistakes that, replayed on the same call, give the
+    same value and also go over the limit, with a peak within a factor of two of the
+    student's: memory is compared loosely, as values are within a tolerance. Each replay runs
+    at full size, so only ``suspects`` (names of mistakes) are tried, or by default every
+    mistake of the measured function."""
+    __tracebackhide__ = True  # pytest: the failure is the test's line, not this one
+    if not memory.calls:
+        raise RuntimeError("expect_peak_below: no call was measured (see measure_memory)")
+    call, got, peak = max(memory.calls, key=lambda entry: entry[2])
+    if peak <= limit:
+        return
+    because = f" ({why})" if why else ""
+    raise Feedback(
+        f"{call.describe(show)} allocated a peak of {mib(peak)} while it ran (measured with "
+        f"tracemalloc); the bound is {mib(limit)}{because}.",
+        diagnose_memory(call, got, peak, limit, suspects),
+    )
+
+
+def diagnose_memory(
+    call: Call, got: Any, peak: int, limit: int, suspects: list[str] | None = None
+) -> list[Variant]:
+    """Known mistakes (``suspects``, or those of ``call.function``) that give ``got`` with a
+    peak like ``peak``, over ``limit``."""
+    ctx = context.current()
+    if ctx is None:
+        return []
+    found = []
+    for variant in ctx.diagnoser.mistakes:
+        tried = variant.replaces == call.function if suspects is None else variant.name in suspects
+        if not tried:
+            continue
+        module = ctx.diagnoser.module(variant)
+        try:
+            candidate, used = traced_peak(replay, ctx, module, call)
+        except Exception:
+            continue  # this mistake fails loudly on this input: nothing to match
+        if limit < used and peak / 2 <= used <= 2 * peak and matches(got, candidate):
+            found.append(variant)
+    return found
+
+
+def traced_peak(run: Callable[..., Any], *args: Any) -> tuple[Any, int]:
+    """``run(*args)`` and the peak memory in bytes it allocated, as tracemalloc sees it."""
+    tracing = tracemalloc.is_tracing()
+    if tracing:
+        tracemalloc.reset_peak()
+    else:
+        tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        value = run(*args)
+        return value, tracemalloc.get_traced_memory()[1] - before
+    finally:
+        if not tracing:
+            tracemalloc.stop()
+
+
+def mib(size: float) -> str:
+    return f"{size / (1 << 20):.1f} MiB"

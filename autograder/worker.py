@@ -183,6 +183,7 @@ class Worker:
         self.landlock: dict | None = None  # what the last worker applied, as it reported
         # serves the callbacks of a student's test that uses objects of ours (examplar.Lender)
         self.lender: Callable[[dict, list], tuple[dict, list[bytes]]] | None = None
+        self.peak = 0  # bytes the last measured call allocated (see request)
 
     @property
     def process(self) -> subprocess.Popen | None:
@@ -242,12 +243,16 @@ class Worker:
         kwargs: dict | None = None,
         target: wire.Handle | None = None,
         op: str = "call",
+        measure: bool = False,
     ) -> tuple[Any, str]:
         """Call function ``name`` of the student's module or, on the object ``target`` (a
         handle it returned earlier), call method ``name`` (op "call"), read attribute
         ``name`` (op "get": a method comes back as ``CALLABLE``) or set it to ``args[0]``
         (op "set"). Op "tests" lists the module's ``test_*`` functions. Returns (result,
-        printed output)."""
+        printed output). With ``measure``, ``self.peak`` is then the peak memory in bytes
+        the call allocated, as tracemalloc saw it in the worker (NumPy arrays and the result
+        count, BLAS workspace does not): reported by the worker, so no more trustworthy than
+        its results."""
         label = name if target is None else f"{target.type_name}.{name}"
         if self.import_problem:  # a fresh traceback each time, or it grows with every raise
             raise self.import_problem.with_traceback(None)
@@ -259,8 +264,9 @@ class Worker:
                 f"{label} was not run: your {lost[0].type_name} object was lost when the "
                 "process running your code stopped (see the problem above)."
             )
+        self.peak = 0
         with self.budget.running():
-            return self._call(name, label, args, kwargs or {}, target, op)
+            return self._call(name, label, args, kwargs or {}, target, op, measure)
 
     @property
     def generation(self) -> int | None:
@@ -275,6 +281,7 @@ class Worker:
         kwargs: dict,
         target: wire.Handle | None,
         op: str,
+        measure: bool = False,
     ) -> tuple[Any, str]:
         if self.running is None:
             self._start()
@@ -287,6 +294,7 @@ class Worker:
             "call": function,
             "target": None if target is None else target.number,
             "op": op,
+            "measure": measure,
             "args": wire.encode(tuple(args), blobs),
             "kwargs": wire.encode(sorted(kwargs.items()), blobs),
         }
@@ -313,6 +321,8 @@ class Worker:
             raise StudentBadOutput(f"{label} returned something unreadable: {error}.") from None
         for handle in handles(value):
             handle.generation = self.generation
+        peak = header.get("peak_bytes", 0)
+        self.peak = peak if type(peak) is int and peak >= 0 else 0
         return value, output
 
     def _send(self, data: bytes, deadline: Deadline, doing: str) -> None:

@@ -15,6 +15,7 @@ import os
 import sys
 import time
 import traceback
+import tracemalloc
 
 RUNNER = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, RUNNER)
@@ -112,7 +113,15 @@ def perform(module, header, args, kwargs, objects, out_blobs):
         return {"result": wire.encode(found, out_blobs, objects)}
     if not callable(found):
         return {"missing": True}
-    return {"result": wire.encode(found(*args, **kwargs), out_blobs, objects)}
+    if not header.get("measure"):
+        return {"result": wire.encode(found(*args, **kwargs), out_blobs, objects)}
+    tracemalloc.start()  # the peak memory the call itself allocates, its result included
+    try:
+        value = found(*args, **kwargs)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    return {"result": wire.encode(value, out_blobs, objects), "peak_bytes": peak}
 
 
 def main():
