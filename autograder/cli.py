@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from autograder import check as checking
-from autograder import report
+from autograder import collect, report
 from autograder.assignment import Assignment, UsageError, slugs
 from autograder.grading import SuiteError, grade
 from autograder.result import gradescope, gradescope_failure, write_json
@@ -82,6 +82,22 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_collect(args: argparse.Namespace) -> int:
+    Assignment.load(args.assignment)  # an unknown slug fails before any git runs
+    pinned = collect.pinned_shas(collect.read_manifest(Path(args.at))) if args.at else None
+    collect.collect(
+        args.assignment,
+        collect.read_roster(Path(args.roster)),
+        Path(args.into),
+        template=args.url_template,
+        org=args.org,
+        pinned=pinned,
+        max_bytes=args.max_file_bytes,
+        jobs=args.jobs,
+    )
+    return 0
+
+
 def parser() -> argparse.ArgumentParser:
     top = argparse.ArgumentParser(
         prog="autograder",
@@ -139,6 +155,39 @@ def parser() -> argparse.ArgumentParser:
         description="Detect bubblewrap, the dedicated uid and resource limits.",
     )
     p.set_defaults(run=cmd_doctor)
+
+    p = sub.add_parser(
+        "collect",
+        help="fetch every student's repository with git and record each commit SHA",
+        description="Clone or fetch each roster student's repository (URL from a template) "
+        "into DIR/<login>/ and write DIR/manifest.json with each commit SHA and the time it "
+        "was collected. The SHA at collection time is the deadline (commit dates can be "
+        "forged). A token for private repositories is read from AUTOGRADER_GIT_TOKEN or "
+        "GITHUB_TOKEN and never written anywhere. Only regular files are collected: no "
+        "symlinks, no submodules, nothing over --max-file-bytes.",
+    )
+    p.add_argument("assignment", metavar="ASSIGNMENT", help="the assignment slug")
+    p.add_argument("--roster", required=True, help="CSV with a login (or github_username) column")
+    p.add_argument("--into", required=True, metavar="DIR", help="where submissions go")
+    p.add_argument("--org", default="", help="the GitHub organisation, for the URL template")
+    p.add_argument(
+        "--url-template",
+        default=collect.DEFAULT_TEMPLATE,
+        help="repository URL with {org}, {assignment} and {login} (default: %(default)s)",
+    )
+    p.add_argument(
+        "--at",
+        metavar="MANIFEST",
+        help="re-collect exactly the SHAs recorded in this manifest (for re-grading)",
+    )
+    p.add_argument(
+        "--max-file-bytes",
+        type=int,
+        default=collect.MAX_FILE_BYTES,
+        help="skip (and note) files larger than this (default: %(default)s)",
+    )
+    p.add_argument("--jobs", type=int, default=4, help="repositories fetched at once")
+    p.set_defaults(run=cmd_collect)
     return top
 
 
