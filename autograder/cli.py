@@ -6,8 +6,8 @@ import argparse
 import sys
 from pathlib import Path
 
+from autograder import batch, collect, report
 from autograder import check as checking
-from autograder import collect, report
 from autograder.assignment import Assignment, UsageError, slugs
 from autograder.grading import SuiteError, grade
 from autograder.result import gradescope, gradescope_failure, write_json
@@ -94,6 +94,19 @@ def cmd_collect(args: argparse.Namespace) -> int:
         pinned=pinned,
         max_bytes=args.max_file_bytes,
         jobs=args.jobs,
+    )
+    return 0
+
+
+def cmd_grade_batch(args: argparse.Namespace) -> int:
+    batch.grade_batch(
+        Assignment.load(args.assignment),
+        Path(args.submissions),
+        Path(args.out),
+        jobs=args.jobs,
+        shard=batch.parse_shard(args.shard),
+        sandbox_mode=args.sandbox,
+        allow_weak_sandbox=args.allow_weak_sandbox,
     )
     return 0
 
@@ -188,6 +201,28 @@ def parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--jobs", type=int, default=4, help="repositories fetched at once")
     p.set_defaults(run=cmd_collect)
+
+    p = sub.add_parser(
+        "grade-batch",
+        help="grade a whole class in parallel into results.json files and scores.csv",
+        description="Grade every submission in SUBMISSIONS_DIR: the folders collect writes "
+        "(with manifest.json), nbgrader's submitted/<student>/<assignment>/, or any folder of "
+        "folders named by student id. Writes DIR/<student>/results.json and DIR/scores.csv. "
+        "Re-running skips submissions whose content and grader are unchanged, so an "
+        "interrupted batch resumes where it stopped.",
+    )
+    p.add_argument("assignment", metavar="ASSIGNMENT", help="the assignment slug")
+    p.add_argument("submissions", metavar="SUBMISSIONS_DIR", help="one folder per student")
+    p.add_argument("--out", required=True, metavar="DIR", help="where results go")
+    p.add_argument("--jobs", type=int, help="parallel graders (default: the number of cores)")
+    p.add_argument("--shard", metavar="K/N", help="grade only shard K of N (a stable split)")
+    p.add_argument("--sandbox", choices=MODES, default="auto", help="isolation for the workers")
+    p.add_argument(
+        "--allow-weak-sandbox",
+        action="store_true",
+        help="grade for record even when the sandbox is weak (no namespaces or Landlock)",
+    )
+    p.set_defaults(run=cmd_grade_batch)
     return top
 
 
