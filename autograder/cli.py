@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from autograder import batch, collect, report
+from autograder import batch, collect, merge, report
 from autograder import check as checking
 from autograder.assignment import Assignment, UsageError, slugs
 from autograder.grading import SuiteError, grade
@@ -108,6 +108,11 @@ def cmd_grade_batch(args: argparse.Namespace) -> int:
         sandbox_mode=args.sandbox,
         allow_weak_sandbox=args.allow_weak_sandbox,
     )
+    return 0
+
+
+def cmd_merge(args: argparse.Namespace) -> int:
+    merge.merge([Path(d) for d in args.shards], Path(args.out))
     return 0
 
 
@@ -223,6 +228,17 @@ def parser() -> argparse.ArgumentParser:
         help="grade for record even when the sandbox is weak (no namespaces or Landlock)",
     )
     p.set_defaults(run=cmd_grade_batch)
+
+    p = sub.add_parser(
+        "merge",
+        help="combine the outputs of grade-batch shards into one scores.csv",
+        description="Merge the output folders of `grade-batch --shard K/N` runs into OUT: "
+        "every student's results.json and one scores.csv, equal to grading the class at once. "
+        "Refuses shards that overlap, miss a part, or come from different grader versions.",
+    )
+    p.add_argument("shards", metavar="DIR", nargs="+", help="the shards' output folders")
+    p.add_argument("--out", required=True, metavar="OUT", help="a new folder for the merge")
+    p.set_defaults(run=cmd_merge)
     return top
 
 
