@@ -13,6 +13,7 @@ both are unchanged. ``scores.csv`` is written (atomically) from the results file
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import ctypes
 import gc
@@ -26,11 +27,11 @@ import signal
 import sys
 import tempfile
 import time
+from collections import Counter, deque
 from collections.abc import Callable, Iterable
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
-from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from importlib.metadata import PackageNotFoundError, version
+from multiprocessing.connection import Connection, wait
 from pathlib import Path
 from typing import Any
 
@@ -238,11 +239,39 @@ def _grade(student: str, folder: str) -> tuple[str, dict[str, Any]]:
         return "grader-error", gradescope_failure(f"{type(error).__name__}: {error}")
 
 
-def _stop_jobs(pool: ProcessPoolExecutor) -> None:
-    # Python 3.14 has pool.terminate_workers(); before it, the processes are only here.
-    for process in list(getattr(pool, "_processes", {}).values()):
-        process.terminate()
-    pool.shutdown(wait=True, cancel_futures=True)
+def _job_main(connection: Connection, slug: str, root: str, sandbox_mode: str) -> None:
+    """A job process: set up once, then grade what the parent sends until it sends None."""
+    _start_job(slug, root, sandbox_mode)
+    while (task := connection.recv()) is not None:
+        connection.send(_grade(*task))
+
+
+class Job:
+    """One long-lived grading process and the pipe to it (no hidden threads, unlike a pool:
+    the parent sees at once when a job dies, and can stop every job for sure)."""
+
+    def __init__(self, args: tuple[str, str, str]) -> None:
+        context = multiprocessing.get_context("spawn")  # nothing of the parent's state leaks in
+        self.connection, child = context.Pipe()
+        self.process = context.Process(target=_job_main, args=(child, *args), daemon=True)
+        self.process.start()
+        child.close()
+
+    def stop(self) -> None:
+        if self.process.is_alive():
+            self.process.terminate()  # SIGTERM: the job unwinds and kills its worker
+            self.process.join(10)
+        if self.process.is_alive():
+            self.process.kill()
+            self.process.join()
+        self.connection.close()
+
+
+def reap_orphans() -> None:
+    """The sandbox makes this process a subreaper: collect whatever was left to it."""
+    with contextlib.suppress(ChildProcessError):
+        while os.waitpid(-1, os.WNOHANG)[0]:
+            pass
 
 
 def record_sandbox(mode: str, allow_weak_sandbox: bool) -> Sandbox:
@@ -400,44 +429,39 @@ def run_pool(
     sandbox_mode: str,
     progress: Progress,
 ) -> None:
-    """Grade ``todo`` across ``jobs`` processes; rebuild the pool if a job process dies."""
-    attempts = {sub.student: 0 for sub, _ in todo}
-    pending = list(todo)
-    context = multiprocessing.get_context("spawn")
-    while pending:
-        pool = ProcessPoolExecutor(
-            jobs,
-            mp_context=context,
-            initializer=_start_job,
-            initargs=(assignment.slug, str(assignment.root), sandbox_mode),
-        )
-        running: dict[Future, tuple[Submission, str]] = {}
-        try:
-            for sub, digest in pending:
+    """Grade ``todo`` across ``jobs`` processes; replace a job process that dies."""
+    queue = deque(todo)
+    attempts: Counter[str] = Counter()
+    args = (assignment.slug, str(assignment.root), sandbox_mode)
+    idle = [Job(args) for _ in range(min(jobs, len(todo)))]
+    busy: dict[Job, tuple[Submission, str]] = {}
+    try:
+        while queue or busy:
+            while idle and queue:
+                job, (sub, digest) = idle.pop(), queue.popleft()
                 attempts[sub.student] += 1
-                running[pool.submit(_grade, sub.student, str(sub.folder))] = (sub, digest)
-            pending = []
-            while running:
-                done, _ = wait(running, return_when=FIRST_COMPLETED)
-                for future in done:
-                    sub, digest = running.pop(future)
-                    try:
-                        status, data = future.result()
-                    except BrokenProcessPool:
-                        if attempts[sub.student] < ATTEMPTS:
-                            pending.append((sub, digest))
-                            continue
-                        status = "grader-error"
-                        data = gradescope_failure("the grading process died twice on it")
-                    write_json(
-                        out / sub.student / RESULTS, finish(data, sub, status, digest, grader)
-                    )
-                    score = f"{data['score']:g}" if status == "graded" else status
-                    progress.step(f"{sub.student}: {score}")
-        except BaseException:
-            _stop_jobs(pool)
-            raise
-        pool.shutdown(wait=True)
+                job.connection.send((sub.student, str(sub.folder)))
+                busy[job] = (sub, digest)
+            ready = wait([job.connection for job in busy])
+            for job in [job for job in busy if job.connection in ready]:
+                sub, digest = busy.pop(job)
+                try:
+                    status, data = job.connection.recv()
+                    idle.append(job)
+                except (EOFError, OSError):  # the job process died under this submission
+                    job.stop()
+                    idle.append(Job(args))
+                    if attempts[sub.student] < ATTEMPTS:
+                        queue.append((sub, digest))
+                        continue
+                    status = "grader-error"
+                    data = gradescope_failure("the grading process died on it twice")
+                write_json(out / sub.student / RESULTS, finish(data, sub, status, digest, grader))
+                progress.step(f"{sub.student}: {data['score']:g}" if status == "graded" else status)
+    finally:
+        for job in [*idle, *busy]:
+            job.stop()
+        reap_orphans()
 
 
 # -- scores.csv ---------------------------------------------------------------------------------

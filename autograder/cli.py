@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from autograder import batch, collect, merge, report
+from autograder import batch, classreport, collect, merge, report
 from autograder import check as checking
 from autograder.assignment import Assignment, UsageError, slugs
 from autograder.grading import SuiteError, grade
@@ -113,6 +113,12 @@ def cmd_grade_batch(args: argparse.Namespace) -> int:
 
 def cmd_merge(args: argparse.Namespace) -> int:
     merge.merge([Path(d) for d in args.shards], Path(args.out))
+    return cmd_report(argparse.Namespace(folder=args.out))
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    stats = classreport.write(Path(args.folder))
+    print(f"class report for {len(stats.students)} students: {Path(args.folder) / 'report.html'}")
     return 0
 
 
@@ -239,6 +245,18 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("shards", metavar="DIR", nargs="+", help="the shards' output folders")
     p.add_argument("--out", required=True, metavar="OUT", help="a new folder for the merge")
     p.set_defaults(run=cmd_merge)
+
+    p = sub.add_parser(
+        "report",
+        help="write the class report (Markdown and HTML with charts) for a batch folder",
+        description="Read a grade-batch or merge output folder DIR and write DIR/report.md "
+        "(images in DIR/report-images/) and DIR/report.html (one file, works offline): score "
+        "histograms, pass rate per test worst first, the most frequent diagnosed mistakes with "
+        "who made them, and the submissions that timed out, crashed or misbehaved. For the "
+        "instructor only: it names students.",
+    )
+    p.add_argument("folder", metavar="DIR", help="a grade-batch or merge output folder")
+    p.set_defaults(run=cmd_report)
     return top
 
 

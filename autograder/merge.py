@@ -42,7 +42,7 @@ def read_shards(folders: list[Path]) -> list[dict[str, Any]]:
             owner[student.casefold()] = state["folder"]
     shards = {state.get("shard") for state in states}
     if None not in shards:
-        counts = {int(s.split("/")[1]) for s in shards}
+        counts = {int(str(s).split("/")[1]) for s in shards}
         wanted = {f"{k}/{n}" for n in counts for k in range(1, n + 1)}
         if len(counts) > 1 or shards != wanted:
             missing = ", ".join(sorted(wanted - shards)) or "a consistent N"
