@@ -292,6 +292,30 @@ def to_html(stats: ClassStats, images: dict[str, bytes]) -> str:
     return "\n".join(parts) + "\n</body></html>\n"
 
 
+def job_summary(stats: ClassStats, buckets: int = 10) -> str:
+    """A short Markdown summary for an Actions run page: the distribution of totals and the
+    most frequent mistakes, in counts only (no student is named)."""
+    total, top = stats.scores.get("total", []), stats.maxima.get("total", 0) or 1
+    lines = [f"### {stats.assignment}: {len(stats.graded)} of {len(stats.students)} graded", ""]
+    if total:
+        lines += [
+            f"Mean {statistics.mean(total):.1f}, median {statistics.median(total):g} of {top:g}.",
+            "",
+            "| total | students |",
+            "|---|---|",
+        ]
+        width = top / buckets
+        counts = Counter(min(int(score // width), buckets - 1) for score in total)
+        for b in range(buckets):
+            closing = "]" if b == buckets - 1 else ")"
+            lines.append(f"| [{b * width:g}, {(b + 1) * width:g}{closing} | {counts[b]} |")
+    lines += ["", "| most frequent mistake | students |", "|---|---|"]
+    lines += [f"| `{name}` | {len(who)} |" for name, who in stats.mistakes[:10]] or ["| none | 0 |"]
+    if stats.problems:
+        lines += ["", f"{len(stats.problems)} submission(s) timed out, crashed or misbehaved."]
+    return "\n".join(lines) + "\n"
+
+
 def write(out: Path) -> ClassStats:
     """Write report.md, report-images/*.png and report.html into the batch folder ``out``."""
     out = Path(out)

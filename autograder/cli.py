@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from autograder import batch, classreport, collect, merge, report
+from autograder import batch, classreport, collect, merge, publish, report
 from autograder import check as checking
 from autograder.assignment import Assignment, UsageError, slugs
 from autograder.grading import SuiteError, grade
@@ -113,12 +113,21 @@ def cmd_grade_batch(args: argparse.Namespace) -> int:
 
 def cmd_merge(args: argparse.Namespace) -> int:
     merge.merge([Path(d) for d in args.shards], Path(args.out))
-    return cmd_report(argparse.Namespace(folder=args.out))
+    return cmd_report(argparse.Namespace(folder=args.out, summary_to=None))
 
 
 def cmd_report(args: argparse.Namespace) -> int:
     stats = classreport.write(Path(args.folder))
     print(f"class report for {len(stats.students)} students: {Path(args.folder) / 'report.html'}")
+    if args.summary_to:
+        with open(args.summary_to, "a") as summary:
+            summary.write(classreport.job_summary(stats))
+    return 0
+
+
+def cmd_publish(args: argparse.Namespace) -> int:
+    dry_run = Path(args.dry_run) if args.dry_run else None
+    publish.publish(Path(args.folder), args.org, args.url_template, dry_run)
     return 0
 
 
@@ -256,7 +265,32 @@ def parser() -> argparse.ArgumentParser:
         "instructor only: it names students.",
     )
     p.add_argument("folder", metavar="DIR", help="a grade-batch or merge output folder")
+    p.add_argument(
+        "--summary-to",
+        metavar="FILE",
+        help="also append a short Markdown summary (distribution, frequent mistakes, no names) "
+        "to FILE, e.g. $GITHUB_STEP_SUMMARY",
+    )
     p.set_defaults(run=cmd_report)
+
+    p = sub.add_parser(
+        "publish",
+        help="post each student's feedback on their graded commit (GitHub commit comments)",
+        description="For every graded student of a grade-batch or merge folder DIR with a "
+        "collected SHA, post the feedback (points per test, outcome, diagnosed mistakes and "
+        "hints; never expected values or hidden tests) as a commit comment through GitHub's "
+        "REST API, with the token in AUTOGRADER_GIT_TOKEN or GITHUB_TOKEN. Off unless run; "
+        "--dry-run writes the requests to a file instead.",
+    )
+    p.add_argument("folder", metavar="DIR", help="a grade-batch or merge output folder")
+    p.add_argument("--org", default="", help="the owner of the students' repositories")
+    p.add_argument(
+        "--url-template",
+        default=collect.DEFAULT_TEMPLATE,
+        help="the repository URL template collect used (default: %(default)s)",
+    )
+    p.add_argument("--dry-run", metavar="FILE", help="write the requests here (JSON lines)")
+    p.set_defaults(run=cmd_publish)
     return top
 
 
