@@ -104,10 +104,20 @@ def discover(folder: Path, assignment: Assignment) -> list[Submission]:
         if key in seen:
             raise UsageError(f"two students with the same id: {seen[key]} and {sub.student}")
         seen[key] = sub.student
-        if sub.folder is not None and not sub.folder.is_dir():
+        if sub.folder is not None and through_a_link(folder, sub.folder):
+            sub.folder, sub.status = None, "failed"
+            sub.notes.append("the folder is a symbolic link: not followed, not graded")
+        elif sub.folder is not None and not sub.folder.is_dir():
             sub.folder, sub.status = None, "failed"
             sub.notes.append("the collected folder is missing")
     return sorted(found, key=lambda s: s.student.casefold())
+
+
+def through_a_link(root: Path, path: Path) -> bool:
+    """Whether reaching ``path`` from ``root`` passes a symbolic link (never followed: it
+    could point anywhere, the grader's own files included)."""
+    parts = path.relative_to(root).parts
+    return any(root.joinpath(*parts[: i + 1]).is_symlink() for i in range(len(parts)))
 
 
 def parse_shard(text: str | None) -> tuple[int, int] | None:
@@ -217,8 +227,8 @@ _job: dict[str, Any] = {}
 PR_SET_PDEATHSIG = 1
 
 
-def _start_job(slug: str, root: str, sandbox_mode: str) -> None:
-    """Runs once in each job process: load the assignment, detect this job's own sandbox (its
+def _start_job(assignment: Assignment, sandbox_mode: str) -> None:
+    """Runs once in each job process: keep the assignment, detect this job's own sandbox (its
     own marker and uid, so one job's sweep never touches another's workers)."""
     # pytest runs once per submission here: skip what costs time on every run and changes no
     # score (plugins found by entry point, warnings about unraisable exceptions, which each
@@ -229,7 +239,7 @@ def _start_job(slug: str, root: str, sandbox_mode: str) -> None:
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))  # unwind: workers are killed on exit
     libc = ctypes.CDLL(None, use_errno=True)
     libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM)  # the batch was killed: stop too
-    _job["assignment"] = Assignment.load(slug, Path(root))
+    _job["assignment"] = assignment
     _job["sandbox"] = Sandbox.detect(sandbox_mode)
     gc.freeze()  # what is loaded now lives all along; spare the collector from walking it
 
@@ -244,9 +254,9 @@ def _grade(student: str, folder: str) -> tuple[str, dict[str, Any]]:
         return "grader-error", gradescope_failure(f"{type(error).__name__}: {error}")
 
 
-def _job_main(connection: Connection, slug: str, root: str, sandbox_mode: str) -> None:
+def _job_main(connection: Connection, assignment: Assignment, sandbox_mode: str) -> None:
     """A job process: set up once, then grade what the parent sends until it sends None."""
-    _start_job(slug, root, sandbox_mode)
+    _start_job(assignment, sandbox_mode)
     while (task := connection.recv()) is not None:
         connection.send(_grade(*task))
 
@@ -255,7 +265,7 @@ class Job:
     """One long-lived grading process and the pipe to it (no hidden threads, unlike a pool:
     the parent sees at once when a job dies, and can stop every job for sure)."""
 
-    def __init__(self, args: tuple[str, str, str]) -> None:
+    def __init__(self, args: tuple[Assignment, str]) -> None:
         context = multiprocessing.get_context("spawn")  # nothing of the parent's state leaks in
         self.connection, child = context.Pipe()
         self.process = context.Process(target=_job_main, args=(child, *args), daemon=True)
@@ -437,7 +447,7 @@ def run_pool(
     """Grade ``todo`` across ``jobs`` processes; replace a job process that dies."""
     queue = deque(todo)
     attempts: Counter[str] = Counter()
-    args = (assignment.slug, str(assignment.root), sandbox_mode)
+    args = (assignment, sandbox_mode)
     idle = [Job(args) for _ in range(min(jobs, len(todo)))]
     busy: dict[Job, tuple[Submission, str]] = {}
     try:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import jsonschema
 import pytest
-from dozen import HOSTILE, MISTAKES, graded
+from dozen import HOSTILE, MISTAKES, graded, patient
 from hostile import SLUG
 
 from autograder import batch
@@ -46,7 +46,7 @@ def record(out: Path, student: str) -> dict:
 
 def test_batch_scores_equal_grading_each_alone(dozen):
     folder, out = dozen
-    assignment, box = Assignment.load(SLUG), Sandbox.detect()
+    assignment, box = patient(), Sandbox.detect()
     for student in STUDENTS:
         alone = grade(assignment, folder / student, box)
         batched = record(out, student)
@@ -107,12 +107,12 @@ def test_a_rerun_skips_what_is_unchanged_and_regrades_what_changed(dozen, tmp_pa
     shutil.copytree(dozen[0], folder)
     shutil.copytree(dozen[1], out)
     said: list[str] = []
-    summary = batch.grade_batch(Assignment.load(SLUG), folder, out, say=said.append)
+    summary = batch.grade_batch(patient(), folder, out, say=said.append)
     assert (summary.graded, summary.unchanged) == (0, 12)
     assert (out / "scores.csv").read_text() == (dozen[1] / "scores.csv").read_text()
     shutil.rmtree(folder / "bo")
     shutil.copytree(folder / "ada", folder / "bo")  # bo now hands in the reference
-    summary = batch.grade_batch(Assignment.load(SLUG), folder, out, say=said.append)
+    summary = batch.grade_batch(patient(), folder, out, say=said.append)
     assert (summary.graded, summary.unchanged) == (1, 11)
     assert {r["login"]: r["total"] for r in rows(out)}["bo"] == "100"
     assert "[1/1] bo: 100" in said and "12 students: 1 graded now, 11 unchanged" in said[-1]
@@ -138,10 +138,15 @@ def test_an_interrupted_batch_resumes_to_the_same_result(dozen, tmp_path, how):
     for student in students:
         shutil.copytree(dozen[0] / student, folder / student)
     tag = f"KLASS_BATCH_TEST={os.getpid()}-{how}"
-    env = {**os.environ, tag.split("=")[0]: tag.split("=")[1], "PYTHONPATH": str(ROOT)}
-    command = [sys.executable, "-m", "autograder", "grade-batch", SLUG, str(folder)]
+    path = f"{ROOT}:{ROOT / 'tests'}"
+    env = {**os.environ, tag.split("=")[0]: tag.split("=")[1], "PYTHONPATH": path}
+    run = (  # grade_batch as the CLI calls it, with the dozen's patient timeout
+        "import sys; from pathlib import Path; from dozen import patient; "
+        "from autograder import batch; "
+        "batch.grade_batch(patient(), Path(sys.argv[1]), Path(sys.argv[2]), jobs=2)"
+    )
     process = subprocess.Popen(
-        [*command, "--out", str(out), "--jobs", "2"],
+        [sys.executable, "-c", run, str(folder), str(out)],
         env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
@@ -162,7 +167,7 @@ def test_an_interrupted_batch_resumes_to_the_same_result(dozen, tmp_path, how):
     while tagged_processes(tag) and time.monotonic() < deadline:
         time.sleep(0.2)
     assert tagged_processes(tag) == [], "the interrupted batch left processes behind"
-    summary = batch.grade_batch(Assignment.load(SLUG), folder, out, say=lambda _: None)
+    summary = batch.grade_batch(patient(), folder, out, say=lambda _: None)
     assert summary.unchanged == len(finished) and summary.graded == len(students) - len(finished)
     expected = [batch.load_record(dozen[1], s) for s in students]
     fresh = tmp_path / "expected.csv"
@@ -281,9 +286,7 @@ def shards(dozen, tmp_path_factory) -> list[Path]:
     outs = []
     for k in (1, 2, 3):
         out = root / f"shard{k}"
-        assert (
-            main(["grade-batch", SLUG, str(dozen[0]), "--out", str(out), "--shard", f"{k}/3"]) == 0
-        )
+        batch.grade_batch(patient(), dozen[0], out, shard=(k, 3), say=lambda _: None)
         outs.append(out)
     return outs
 
@@ -315,3 +318,16 @@ def test_merge_refuses_overlaps_gaps_and_other_graders(dozen, shards, tmp_path, 
     argv = ["merge", str(shards[0]), str(shards[1]), str(older), "--out", str(tmp_path / "c")]
     one_line_error(capsys, argv, "differ in grader version")
     assert not any((tmp_path / name).exists() for name in "abc")
+
+
+def test_a_symlinked_student_folder_is_not_followed(tmp_path):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "attention.py").write_text("SECRET = 1\n")
+    folder = tmp_path / "class"
+    (folder / "ann").mkdir(parents=True)
+    (folder / "mallory").symlink_to(outside)
+    ann, mallory = batch.discover(folder, Assignment.load(SLUG))
+    assert ann.folder == folder / "ann"
+    assert (mallory.student, mallory.folder, mallory.status) == ("mallory", None, "failed")
+    assert "symbolic link" in mallory.notes[0]
