@@ -6,8 +6,8 @@ import argparse
 import sys
 from pathlib import Path
 
+from autograder import batch, classreport, collect, merge, publish, report
 from autograder import check as checking
-from autograder import report
 from autograder.assignment import Assignment, UsageError, slugs
 from autograder.grading import SuiteError, grade
 from autograder.platforms import classroom50, gradescope
@@ -100,6 +100,55 @@ def cmd_doctor(args: argparse.Namespace) -> int:
         print("Grading for record refuses it unless you pass --allow-weak-sandbox.")
     else:
         print(box.strength)
+    return 0
+
+
+def cmd_collect(args: argparse.Namespace) -> int:
+    Assignment.load(args.assignment)  # an unknown slug fails before any git runs
+    pinned = collect.pinned_shas(collect.read_manifest(Path(args.at))) if args.at else None
+    collect.collect(
+        args.assignment,
+        collect.read_roster(Path(args.roster)),
+        Path(args.into),
+        template=args.url_template,
+        org=args.org,
+        pinned=pinned,
+        max_bytes=args.max_file_bytes,
+        jobs=args.jobs,
+    )
+    return 0
+
+
+def cmd_grade_batch(args: argparse.Namespace) -> int:
+    batch.grade_batch(
+        Assignment.load(args.assignment),
+        Path(args.submissions),
+        Path(args.out),
+        jobs=args.jobs,
+        shard=batch.parse_shard(args.shard),
+        sandbox_mode=args.sandbox,
+        allow_weak_sandbox=args.allow_weak_sandbox,
+    )
+    return 0
+
+
+def cmd_merge(args: argparse.Namespace) -> int:
+    merge.merge([Path(d) for d in args.shards], Path(args.out))
+    return cmd_report(argparse.Namespace(folder=args.out, summary_to=None))
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    stats = classreport.write(Path(args.folder))
+    print(f"class report for {len(stats.students)} students: {Path(args.folder) / 'report.html'}")
+    if args.summary_to:
+        with open(args.summary_to, "a") as summary:
+            summary.write(classreport.job_summary(stats))
+    return 0
+
+
+def cmd_publish(args: argparse.Namespace) -> int:
+    dry_run = Path(args.dry_run) if args.dry_run else None
+    publish.publish(Path(args.folder), args.org, args.url_template, dry_run)
     return 0
 
 
@@ -201,6 +250,109 @@ def parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--sandbox", choices=MODES, default="auto", help="the mode to examine")
     p.set_defaults(run=cmd_doctor)
+
+    p = sub.add_parser(
+        "collect",
+        help="fetch every student's repository with git and record each commit SHA",
+        description="Clone or fetch each roster student's repository (URL from a template) "
+        "into DIR/<login>/ and write DIR/manifest.json with each commit SHA and the time it "
+        "was collected. The SHA at collection time is the deadline (commit dates can be "
+        "forged). A token for private repositories is read from AUTOGRADER_GIT_TOKEN or "
+        "GITHUB_TOKEN and never written anywhere. Only regular files are collected: no "
+        "symlinks, no submodules, nothing over --max-file-bytes.",
+    )
+    p.add_argument("assignment", metavar="ASSIGNMENT", help="the assignment slug")
+    p.add_argument("--roster", required=True, help="CSV with a login (or github_username) column")
+    p.add_argument("--into", required=True, metavar="DIR", help="where submissions go")
+    p.add_argument("--org", default="", help="the GitHub organisation, for the URL template")
+    p.add_argument(
+        "--url-template",
+        default=collect.DEFAULT_TEMPLATE,
+        help="repository URL with {org}, {assignment} and {login} (default: %(default)s)",
+    )
+    p.add_argument(
+        "--at",
+        metavar="MANIFEST",
+        help="re-collect exactly the SHAs recorded in this manifest (for re-grading)",
+    )
+    p.add_argument(
+        "--max-file-bytes",
+        type=int,
+        default=collect.MAX_FILE_BYTES,
+        help="skip (and note) files larger than this (default: %(default)s)",
+    )
+    p.add_argument("--jobs", type=int, default=4, help="repositories fetched at once")
+    p.set_defaults(run=cmd_collect)
+
+    p = sub.add_parser(
+        "grade-batch",
+        help="grade a whole class in parallel into results.json files and scores.csv",
+        description="Grade every submission in SUBMISSIONS_DIR: the folders collect writes "
+        "(with manifest.json), nbgrader's submitted/<student>/<assignment>/, or any folder of "
+        "folders named by student id. Writes DIR/<student>/results.json and DIR/scores.csv. "
+        "Re-running skips submissions whose content and grader are unchanged, so an "
+        "interrupted batch resumes where it stopped.",
+    )
+    p.add_argument("assignment", metavar="ASSIGNMENT", help="the assignment slug")
+    p.add_argument("submissions", metavar="SUBMISSIONS_DIR", help="one folder per student")
+    p.add_argument("--out", required=True, metavar="DIR", help="where results go")
+    p.add_argument("--jobs", type=int, help="parallel graders (default: the number of cores)")
+    p.add_argument("--shard", metavar="K/N", help="grade only shard K of N (a stable split)")
+    p.add_argument("--sandbox", choices=MODES, default="auto", help="isolation for the workers")
+    p.add_argument(
+        "--allow-weak-sandbox",
+        action="store_true",
+        help="grade for record even when the sandbox is weak (no namespaces or Landlock)",
+    )
+    p.set_defaults(run=cmd_grade_batch)
+
+    p = sub.add_parser(
+        "merge",
+        help="combine the outputs of grade-batch shards into one scores.csv",
+        description="Merge the output folders of `grade-batch --shard K/N` runs into OUT: "
+        "every student's results.json and one scores.csv, equal to grading the class at once. "
+        "Refuses shards that overlap, miss a part, or come from different grader versions.",
+    )
+    p.add_argument("shards", metavar="DIR", nargs="+", help="the shards' output folders")
+    p.add_argument("--out", required=True, metavar="OUT", help="a new folder for the merge")
+    p.set_defaults(run=cmd_merge)
+
+    p = sub.add_parser(
+        "report",
+        help="write the class report (Markdown and HTML with charts) for a batch folder",
+        description="Read a grade-batch or merge output folder DIR and write DIR/report.md "
+        "(images in DIR/report-images/) and DIR/report.html (one file, works offline): score "
+        "histograms, pass rate per test worst first, the most frequent diagnosed mistakes with "
+        "who made them, and the submissions that timed out, crashed or misbehaved. For the "
+        "instructor only: it names students.",
+    )
+    p.add_argument("folder", metavar="DIR", help="a grade-batch or merge output folder")
+    p.add_argument(
+        "--summary-to",
+        metavar="FILE",
+        help="also append a short Markdown summary (distribution, frequent mistakes, no names) "
+        "to FILE, e.g. $GITHUB_STEP_SUMMARY",
+    )
+    p.set_defaults(run=cmd_report)
+
+    p = sub.add_parser(
+        "publish",
+        help="post each student's feedback on their graded commit (GitHub commit comments)",
+        description="For every graded student of a grade-batch or merge folder DIR with a "
+        "collected SHA, post the feedback (points per test, outcome, diagnosed mistakes and "
+        "hints; never expected values or hidden tests) as a commit comment through GitHub's "
+        "REST API, with the token in AUTOGRADER_GIT_TOKEN or GITHUB_TOKEN. Off unless run; "
+        "--dry-run writes the requests to a file instead.",
+    )
+    p.add_argument("folder", metavar="DIR", help="a grade-batch or merge output folder")
+    p.add_argument("--org", default="", help="the owner of the students' repositories")
+    p.add_argument(
+        "--url-template",
+        default=collect.DEFAULT_TEMPLATE,
+        help="the repository URL template collect used (default: %(default)s)",
+    )
+    p.add_argument("--dry-run", metavar="FILE", help="write the requests here (JSON lines)")
+    p.set_defaults(run=cmd_publish)
     return top
 
 

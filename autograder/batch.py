@@ -1,0 +1,578 @@
+"""Grade a whole class: one folder per student in, one results.json per student and a CSV out.
+
+The trusted side (pytest, the hidden suite, the reference, the catalogue) lives in a few
+long-lived job processes, one per core; each submission still gets its own fresh sandboxed
+worker for the student's code, exactly as ``autograder grade`` does, so a batch scores every
+submission as grading it alone would. A hostile submission costs its own worker, never the
+job: and if a job process dies anyway, the pool is rebuilt and the rest carry on.
+
+Resumable: ``DIR/<student>/results.json`` is written atomically as each submission finishes
+and records the submission's content hash and the grader version; a re-run skips those whose
+both are unchanged. ``scores.csv`` is written (atomically) from the results files at the end.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import csv
+import ctypes
+import gc
+import hashlib
+import io
+import json
+import multiprocessing
+import os
+import re
+import signal
+import sys
+import tempfile
+import time
+from collections import Counter, deque
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from importlib.metadata import PackageNotFoundError, version
+from multiprocessing.connection import Connection, wait
+from pathlib import Path
+from typing import Any
+
+from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeRemainingColumn
+from rich.progress import Progress as Bar
+
+from autograder.assignment import Assignment, UsageError
+from autograder.collect import MANIFEST, read_manifest
+from autograder.grading import SuiteError, grade
+from autograder.platforms.gradescope import gradescope, gradescope_failure
+from autograder.result import write_json
+from autograder.sandbox import Sandbox
+
+STATE = "batch.json"  # what this output folder holds: assignment, grader version, students
+SCORES = "scores.csv"
+RESULTS = "results.json"
+STUDENT_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@+-]{0,99}$")
+PACKAGE = Path(__file__).resolve().parent
+ATTEMPTS = 2  # a submission whose job process died this often is recorded as such
+
+
+@dataclass
+class Submission:
+    student: str
+    folder: Path | None  # None: nothing was collected
+    sha: str = ""
+    status: str = "submitted"  # or collect's status: missing, empty, failed
+    notes: list[str] = field(default_factory=list)
+
+
+# -- input --------------------------------------------------------------------------------------
+
+
+def discover(folder: Path, assignment: Assignment) -> list[Submission]:
+    """The class in ``folder``: collect's manifest, nbgrader's submitted/<student>/<assignment>/,
+    or any folder of folders (one per student, named by the student's id)."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise UsageError(f"no such submissions folder: {folder}")
+    if (folder / MANIFEST).is_file():
+        manifest = read_manifest(folder)
+        if manifest.get("assignment") != assignment.slug:
+            raise UsageError(
+                f"{folder / MANIFEST} is for {manifest.get('assignment')!r}, "
+                f"not {assignment.slug!r}"
+            )
+        found = [
+            Submission(
+                student=row["login"],
+                folder=folder / row["login"] if row.get("status") == "collected" else None,
+                sha=row.get("sha", ""),
+                status="submitted" if row.get("status") == "collected" else row["status"],
+                notes=list(row.get("notes", [])),
+            )
+            for row in manifest["students"]
+        ]
+    else:
+        children = sorted(p for p in folder.iterdir() if p.is_dir() and not p.name.startswith("."))
+        nbgrader = bool(children) and all((p / assignment.slug).is_dir() for p in children)
+        found = [
+            Submission(student=p.name, folder=p / assignment.slug if nbgrader else p)
+            for p in children
+        ]
+    if not found:
+        raise UsageError(f"{folder} holds no submissions (one folder per student expected)")
+    seen: dict[str, str] = {}
+    for sub in found:
+        if not STUDENT_ID.match(sub.student):
+            raise UsageError(f"{sub.student!r} cannot be used as a student id (in {folder})")
+        key = sub.student.casefold()
+        if key in seen:
+            raise UsageError(f"two students with the same id: {seen[key]} and {sub.student}")
+        seen[key] = sub.student
+        if sub.folder is not None and through_a_link(folder, sub.folder):
+            sub.folder, sub.status = None, "failed"
+            sub.notes.append("the folder is a symbolic link: not followed, not graded")
+        elif sub.folder is not None and not sub.folder.is_dir():
+            sub.folder, sub.status = None, "failed"
+            sub.notes.append("the collected folder is missing")
+    return sorted(found, key=lambda s: s.student.casefold())
+
+
+def through_a_link(root: Path, path: Path) -> bool:
+    """Whether reaching ``path`` from ``root`` passes a symbolic link (never followed: it
+    could point anywhere, the grader's own files included)."""
+    parts = path.relative_to(root).parts
+    return any(root.joinpath(*parts[: i + 1]).is_symlink() for i in range(len(parts)))
+
+
+def parse_shard(text: str | None) -> tuple[int, int] | None:
+    if text is None:
+        return None
+    match = re.fullmatch(r"(\d+)/(\d+)", text.strip())
+    if not match or not 1 <= int(match[1]) <= int(match[2]):
+        raise UsageError(f"--shard takes K/N with 1 <= K <= N (got {text!r})")
+    return int(match[1]), int(match[2])
+
+
+def in_shard(student: str, shard: tuple[int, int] | None) -> bool:
+    """A stable 1/N of the class: by a hash of the id, not by position, so adding a student
+    never moves another to a different shard."""
+    if shard is None:
+        return True
+    digest = hashlib.sha256(student.casefold().encode()).digest()
+    return int.from_bytes(digest[:8], "big") % shard[1] == shard[0] - 1
+
+
+def content_hash(folder: Path) -> str:
+    """What grading can see of a submission: its regular files (the worker copies no links,
+    nothing hidden, no __pycache__), by relative path and content. Never follows a link."""
+    digest = hashlib.sha256()
+    for root, dirs, files in os.walk(folder):
+        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d != "__pycache__")
+        for name in sorted(files):
+            path = Path(root) / name
+            if path.is_symlink() or not path.is_file():
+                continue
+            rel = path.relative_to(folder).as_posix().encode()
+            digest.update(len(rel).to_bytes(4, "big") + rel)
+            with path.open("rb") as f:
+                digest.update(hashlib.file_digest(f, "sha256").digest())
+    return digest.hexdigest()
+
+
+def grader_version(assignment: Assignment) -> str:
+    """The package version plus a hash of everything that decides a score: the engine's code,
+    this assignment's hidden suite and its reference."""
+    try:
+        base = version("attention-autograder")
+    except PackageNotFoundError:
+        base = "0"
+    digest = hashlib.sha256()
+    files = sorted(p for p in PACKAGE.rglob("*.py") if "__pycache__" not in p.parts)
+    files += sorted(p for p in assignment.suite.rglob("*") if p.is_file() and p.suffix != ".pyc")
+    for path in files:
+        digest.update(path.relative_to(PACKAGE).as_posix().encode() + b"\0" + path.read_bytes())
+    digest.update(assignment.reference_source.encode())
+    return f"{base}+{digest.hexdigest()[:16]}"
+
+
+# -- the output folder --------------------------------------------------------------------------
+
+
+def read_state(out: Path) -> dict[str, Any] | None:
+    try:
+        return json.loads((Path(out) / STATE).read_text())
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as error:
+        raise UsageError(f"{out / STATE} is unreadable ({error})") from None
+
+
+def check_output_folder(out: Path, slug: str) -> None:
+    """Refuse an output folder that holds something else, before anything is written."""
+    out = Path(out)
+    if out.exists() and not out.is_dir():
+        raise UsageError(f"{out} exists and is not a folder")
+    state = read_state(out) if out.is_dir() else None
+    if state is None:
+        if out.is_dir() and any(out.iterdir()):
+            raise UsageError(f"{out} is not empty and holds no batch results; choose a new folder")
+        return
+    if state.get("assignment") != slug:
+        raise UsageError(f"{out} holds results for {state.get('assignment')!r}, not {slug!r}")
+
+
+def load_record(out: Path, student: str) -> dict[str, Any] | None:
+    try:
+        data = json.loads((Path(out) / student / RESULTS).read_text())
+        return data if isinstance(data.get("extra_data", {}).get("batch"), dict) else None
+    except (OSError, ValueError):
+        return None
+
+
+def is_current(record: dict[str, Any] | None, digest: str, grader: str) -> bool:
+    if record is None:
+        return False
+    meta = record["extra_data"]["batch"]
+    done = meta.get("status") in ("graded", "missing", "empty", "failed")
+    return done and meta.get("content_hash") == digest and meta.get("grader_version") == grader
+
+
+def remove_temporaries(out: Path) -> None:
+    """Half-written files from a run that was killed (write_json's temporaries)."""
+    for path in Path(out).glob(f"*/.{RESULTS}.*"):
+        path.unlink(missing_ok=True)
+    for path in Path(out).glob(f".{SCORES}.*"):
+        path.unlink(missing_ok=True)
+
+
+# -- grading, in long-lived job processes --------------------------------------------------------
+
+_job: dict[str, Any] = {}
+PR_SET_PDEATHSIG = 1
+
+
+def _start_job(assignment: Assignment, sandbox_mode: str) -> None:
+    """Runs once in each job process: keep the assignment, detect this job's own sandbox (its
+    own marker and uid, so one job's sweep never touches another's workers)."""
+    # pytest runs once per submission here: skip what costs time on every run and changes no
+    # score (plugins found by entry point, warnings about unraisable exceptions, which each
+    # run a full garbage collection).
+    os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
+    os.environ["PYTEST_ADDOPTS"] = "-p no:unraisableexception -p no:threadexception"
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when to stop
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))  # unwind: workers are killed on exit
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM)  # the batch was killed: stop too
+    _job["assignment"] = assignment
+    _job["sandbox"] = Sandbox.detect(sandbox_mode)
+    gc.freeze()  # what is loaded now lives all along; spare the collector from walking it
+
+
+def _grade(student: str, folder: str) -> tuple[str, dict[str, Any]]:
+    try:
+        result = grade(_job["assignment"], Path(folder), _job["sandbox"])
+        return "graded", gradescope(result)
+    except SuiteError as error:
+        return "suite-error", gradescope_failure(str(error))
+    except Exception as error:  # a grader fault: recorded, and retried on the next run
+        return "grader-error", gradescope_failure(f"{type(error).__name__}: {error}")
+
+
+def _job_main(connection: Connection, assignment: Assignment, sandbox_mode: str) -> None:
+    """A job process: set up once, then grade what the parent sends until it sends None."""
+    _start_job(assignment, sandbox_mode)
+    while (task := connection.recv()) is not None:
+        connection.send(_grade(*task))
+
+
+class Job:
+    """One long-lived grading process and the pipe to it (no hidden threads, unlike a pool:
+    the parent sees at once when a job dies, and can stop every job for sure)."""
+
+    def __init__(self, args: tuple[Assignment, str]) -> None:
+        context = multiprocessing.get_context("spawn")  # nothing of the parent's state leaks in
+        self.connection, child = context.Pipe()
+        self.process = context.Process(target=_job_main, args=(child, *args), daemon=True)
+        self.process.start()
+        child.close()
+
+    def stop(self) -> None:
+        if self.process.is_alive():
+            self.process.terminate()  # SIGTERM: the job unwinds and kills its worker
+            self.process.join(10)
+        if self.process.is_alive():
+            self.process.kill()
+            self.process.join()
+        self.connection.close()
+
+
+def reap_orphans() -> None:
+    """The sandbox makes this process a subreaper: collect whatever was left to it."""
+    with contextlib.suppress(ChildProcessError):
+        while os.waitpid(-1, os.WNOHANG)[0]:
+            pass
+
+
+def record_sandbox(mode: str, allow_weak_sandbox: bool) -> Sandbox:
+    """The sandbox grading for record runs in: a strong one, unless allow_weak_sandbox."""
+    box = Sandbox.detect(mode)
+    return box
+
+
+# -- progress -----------------------------------------------------------------------------------
+
+
+class Progress:
+    """A progress bar on a terminal (rich), plain lines otherwise (CI logs, pipes)."""
+
+    def __init__(self, total: int, say: Callable[[str], None] = print) -> None:
+        self.total, self.done, self.say = total, 0, say
+        self.bar: Any = None
+        if sys.stderr.isatty() and say is print:
+            self.bar = Bar(
+                TextColumn("grading"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TimeRemainingColumn(),
+                TextColumn("{task.description}"),
+                transient=True,
+            )
+            self.task = self.bar.add_task("", total=total)
+            self.bar.start()
+
+    def step(self, line: str) -> None:
+        self.done += 1
+        if self.bar is not None:
+            self.bar.update(self.task, advance=1, description=line)
+        else:
+            self.say(f"[{self.done}/{self.total}] {line}")
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.stop()
+
+
+# -- the batch ----------------------------------------------------------------------------------
+
+
+@dataclass
+class Summary:
+    students: int
+    graded: int  # graded in this run
+    unchanged: int  # skipped: same content, same grader
+    seconds: float
+    records: list[dict[str, Any]]
+
+    def line(self) -> str:
+        scores = sorted(r["score"] for r in self.records if batch_meta(r)["status"] == "graded")
+        top = max((r["extra_data"].get("max_score", 0) for r in self.records), default=0)
+        per = f", {self.seconds / self.graded:.2f} s per submission" if self.graded else ""
+        middle = scores[len(scores) // 2] if scores else 0
+        flagged = sum(bool(problems(r)) for r in self.records)
+        missing = sum(batch_meta(r)["status"] != "graded" for r in self.records)
+        return (
+            f"{self.students} students: {self.graded} graded now, {self.unchanged} unchanged, "
+            f"{missing} without a grade; median {middle:g}/{top:g}; {flagged} timed out, "
+            f"crashed or returned invalid output; {self.seconds:.1f} s{per}"
+        )
+
+
+def batch_meta(record: dict[str, Any]) -> dict[str, Any]:
+    meta: dict[str, Any] = record["extra_data"]["batch"]
+    return meta
+
+
+def finish(
+    data: dict[str, Any], sub: Submission, status: str, digest: str, grader: str
+) -> dict[str, Any]:
+    data.setdefault("extra_data", {})["batch"] = {
+        "student": sub.student,
+        "sha": sub.sha,
+        "status": status,
+        "content_hash": digest,
+        "grader_version": grader,
+        "notes": sub.notes,
+    }
+    return data
+
+
+def not_submitted(sub: Submission) -> dict[str, Any]:
+    why = "; ".join(sub.notes) or sub.status
+    return {"score": 0, "output": f"No submission was collected ({why}).", "tests": []}
+
+
+def grade_batch(
+    assignment: Assignment,
+    submissions: Path,
+    out: Path,
+    jobs: int | None = None,
+    shard: tuple[int, int] | None = None,
+    sandbox_mode: str = "auto",
+    allow_weak_sandbox: bool = False,
+    say: Callable[[str], None] = print,
+) -> Summary:
+    start = time.perf_counter()
+    out = Path(out)
+    everyone = discover(submissions, assignment)
+    check_output_folder(out, assignment.slug)
+    record_sandbox(sandbox_mode, allow_weak_sandbox)
+    chosen = [s for s in everyone if in_shard(s.student, shard)]
+    grader = grader_version(assignment)
+    out.mkdir(parents=True, exist_ok=True)
+    remove_temporaries(out)
+    write_json(
+        out / STATE,
+        {
+            "assignment": assignment.slug,
+            "grader_version": grader,
+            "shard": f"{shard[0]}/{shard[1]}" if shard else None,
+            "students": [s.student for s in chosen],
+        },
+    )
+    todo: list[tuple[Submission, str]] = []
+    unchanged = 0
+    for sub in chosen:
+        digest = content_hash(sub.folder) if sub.folder else ""
+        if is_current(load_record(out, sub.student), digest, grader):
+            unchanged += 1
+        elif sub.folder is None:
+            write_json(
+                out / sub.student / RESULTS, finish(not_submitted(sub), sub, sub.status, "", grader)
+            )
+        else:
+            todo.append((sub, digest))
+    say(
+        f"{assignment.slug}: {len(chosen)} students"
+        + (f" (shard {shard[0]}/{shard[1]} of {len(everyone)})" if shard else "")
+        + f", {len(todo)} to grade, {unchanged} unchanged"
+    )
+    jobs = max(1, min(jobs or len(os.sched_getaffinity(0)), len(todo) or 1))
+    progress = Progress(len(todo), say)
+    try:
+        run_pool(assignment, todo, out, grader, jobs, sandbox_mode, progress)
+    finally:
+        progress.close()
+    records = [r for r in (load_record(out, s.student) for s in chosen) if r is not None]
+    write_scores(out / SCORES, records)
+    summary = Summary(len(chosen), len(todo), unchanged, time.perf_counter() - start, records)
+    say(summary.line())
+    return summary
+
+
+def run_pool(
+    assignment: Assignment,
+    todo: list[tuple[Submission, str]],
+    out: Path,
+    grader: str,
+    jobs: int,
+    sandbox_mode: str,
+    progress: Progress,
+) -> None:
+    """Grade ``todo`` across ``jobs`` processes; replace a job process that dies."""
+    queue = deque(todo)
+    attempts: Counter[str] = Counter()
+    args = (assignment, sandbox_mode)
+    idle = [Job(args) for _ in range(min(jobs, len(todo)))]
+    busy: dict[Job, tuple[Submission, str]] = {}
+    try:
+        while queue or busy:
+            while idle and queue:
+                job, (sub, digest) = idle.pop(), queue.popleft()
+                attempts[sub.student] += 1
+                job.connection.send((sub.student, str(sub.folder)))
+                busy[job] = (sub, digest)
+            ready = wait([job.connection for job in busy])
+            for job in [job for job in busy if job.connection in ready]:
+                sub, digest = busy.pop(job)
+                try:
+                    status, data = job.connection.recv()
+                    idle.append(job)
+                except (EOFError, OSError):  # the job process died under this submission
+                    job.stop()
+                    idle.append(Job(args))
+                    if attempts[sub.student] < ATTEMPTS:
+                        queue.append((sub, digest))
+                        continue
+                    status = "grader-error"
+                    data = gradescope_failure("the grading process died on it twice")
+                write_json(out / sub.student / RESULTS, finish(data, sub, status, digest, grader))
+                progress.step(f"{sub.student}: {data['score']:g}" if status == "graded" else status)
+    finally:
+        for job in [*idle, *busy]:
+            job.stop()
+        reap_orphans()
+
+
+# -- scores.csv ---------------------------------------------------------------------------------
+
+FLAGS = {
+    "timeout": "timed out",
+    "crashed": "crashed",
+    "import": "crashed",
+    "invalid-output": "invalid output",
+}
+
+
+def problems(record: dict[str, Any]) -> list[str]:
+    """What went wrong beyond wrong answers: timed out, crashed, invalid (forged) output."""
+    found = {
+        FLAGS[t["extra_data"]["outcome"]]
+        for t in record.get("tests", [])
+        if t.get("extra_data", {}).get("outcome") in FLAGS
+    }
+    status = batch_meta(record)["status"]
+    if status not in ("graded",):
+        found.add(status)
+    return sorted(found)
+
+
+def test_column(test: dict[str, Any]) -> str:
+    return f"{test['tags'][0]}:{test['extra_data']['id']}"
+
+
+def mistakes(record: dict[str, Any]) -> list[str]:
+    return sorted(
+        {m for t in record.get("tests", []) for m in t.get("extra_data", {}).get("mistakes", [])}
+    )
+
+
+def scores_table(records: Iterable[dict[str, Any]]) -> tuple[list[str], list[list[str]]]:
+    """Header and rows: one row per student, sorted by id; columns in the suite's order."""
+    records = sorted(records, key=lambda r: batch_meta(r)["student"].casefold())
+    parts: list[str] = []
+    tests: list[str] = []
+    for record in records:
+        for test in record.get("tests", []):
+            column = test_column(test)
+            if test["tags"][0] not in parts:
+                parts.append(test["tags"][0])
+            if column not in tests:
+                tests.append(column)
+    header = [
+        "login",
+        "sha",
+        "status",
+        *parts,
+        "total",
+        "max_score",
+        *tests,
+        "mistakes",
+        "problems",
+    ]
+    rows = []
+    for record in records:
+        meta = batch_meta(record)
+        by_column = {test_column(t): t for t in record.get("tests", [])}
+        graded = meta["status"] == "graded"
+        part_scores = [
+            f"{sum(t['score'] for t in record['tests'] if t['tags'][0] == p):g}" if graded else ""
+            for p in parts
+        ]
+        rows.append(
+            [
+                meta["student"],
+                meta.get("sha", ""),
+                meta["status"],
+                *part_scores,
+                f"{record['score']:g}" if graded else "",
+                f"{record.get('extra_data', {}).get('max_score', 0):g}" if graded else "",
+                *(f"{by_column[c]['score']:g}" if c in by_column else "" for c in tests),
+                "; ".join(mistakes(record)),
+                "; ".join(problems(record)),
+            ]
+        )
+    return header, rows
+
+
+def write_scores(path: Path, records: Iterable[dict[str, Any]]) -> None:
+    header, rows = scores_table(records)
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(header)
+    writer.writerows(rows)
+    atomic_write_text(path, buffer.getvalue())
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    with os.fdopen(fd, "w") as f:
+        f.write(text)
+    os.chmod(tmp, 0o644)
+    os.replace(tmp, path)

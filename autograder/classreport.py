@@ -1,0 +1,326 @@
+"""The class report: how a whole class did and what it misunderstood, for the instructor.
+
+``autograder report DIR`` reads a grade-batch (or merge) output folder and writes
+``DIR/report.md`` (images in ``DIR/report-images/``) and ``DIR/report.html`` (one file, images
+inlined, works offline): score histograms per part and in total, the pass rate of every hidden
+test and quiz question (worst first), the most frequent diagnosed mistakes with their "why"
+and the students who made each, and the submissions that timed out, crashed, returned invalid
+output or were not graded. Instructor's eyes only: it names students and quotes the catalogue.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import statistics
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from autograder.assignment import Assignment, UsageError
+from autograder.batch import (
+    atomic_write_text,
+    batch_meta,
+    load_record,
+    mistakes,
+    problems,
+    read_state,
+)
+from autograder.mistakes import load_catalogue
+
+IMAGES = "report-images"
+PART_TITLES = {"part1": "Part 1 (by hand)", "part2": "Part 2 (code)", "total": "Total"}
+
+
+@dataclass
+class TestRate:
+    column: str  # part:id
+    name: str
+    passed: int
+    taken: int
+
+    @property
+    def rate(self) -> float:
+        return self.passed / self.taken if self.taken else 0.0
+
+
+@dataclass
+class ClassStats:
+    assignment: str
+    students: list[str]
+    graded: list[dict[str, Any]]  # the records with a grade
+    scores: dict[str, list[float]]  # part1, part2, total -> one score per graded student
+    maxima: dict[str, float]
+    rates: list[TestRate]  # worst first
+    mistakes: list[tuple[str, list[str]]]  # (mistake, students), most frequent first
+    problems: list[tuple[str, list[str]]]  # (student, what went wrong)
+    why: dict[str, str] = field(default_factory=dict)
+
+
+def gather(out: Path) -> ClassStats:
+    out = Path(out)
+    state = read_state(out) if out.is_dir() else None
+    if state is None:
+        raise UsageError(f"{out} is not a grade-batch output folder (no batch.json)")
+    records = [r for r in (load_record(out, s) for s in state["students"]) if r is not None]
+    if not records:
+        raise UsageError(f"{out} holds no graded results yet")
+    graded = [r for r in records if batch_meta(r)["status"] == "graded"]
+    scores: dict[str, list[float]] = {}
+    maxima: dict[str, float] = {}
+    rates: dict[str, TestRate] = {}
+    for record in graded:
+        for part in sorted({t["tags"][0] for t in record["tests"]}):
+            tests = [t for t in record["tests"] if t["tags"][0] == part]
+            scores.setdefault(part, []).append(sum(t["score"] for t in tests))
+            maxima[part] = sum(t["max_score"] for t in tests)
+        scores.setdefault("total", []).append(record["score"])
+        maxima["total"] = record["extra_data"].get("max_score", 0)
+        for test in record["tests"]:
+            column = f"{test['tags'][0]}:{test['extra_data']['id']}"
+            rate = rates.setdefault(column, TestRate(column, test["name"], 0, 0))
+            rate.taken += 1
+            rate.passed += test["status"] == "passed"
+    who: dict[str, list[str]] = {}
+    for record in graded:
+        for name in mistakes(record):
+            who.setdefault(name, []).append(batch_meta(record)["student"])
+    counted = Counter({name: len(students) for name, students in who.items()})
+    flagged = [(batch_meta(r)["student"], problems(r)) for r in records]
+    why = {}
+    try:
+        catalogue = load_catalogue(Assignment.load(state["assignment"]).suite / "mistakes.py")
+        why = {v.name: v.why for v in catalogue.mistakes}
+    except UsageError:
+        pass  # an assignment this checkout does not have: the report goes without the whys
+    return ClassStats(
+        assignment=state["assignment"],
+        students=[batch_meta(r)["student"] for r in records],
+        graded=graded,
+        scores=scores,
+        maxima=maxima,
+        rates=sorted(rates.values(), key=lambda r: (r.rate, r.column)),
+        mistakes=[
+            (name, sorted(who[name], key=str.casefold))
+            for name, _ in sorted(counted.items(), key=lambda item: (-item[1], item[0]))
+        ],
+        problems=[(student, found) for student, found in flagged if found],
+        why=why,
+    )
+
+
+# -- images (matplotlib, an extra: imported only here) -------------------------------------------
+
+
+def new_figure(width: float, height: float) -> Any:
+    """A figure drawn by the Agg backend, without pyplot's global state (imported late, so
+    that other commands never pay for matplotlib)."""
+    try:
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+        from matplotlib.figure import Figure
+    except ImportError:
+        raise UsageError(
+            "the class report needs matplotlib: pip install 'attention-autograder[report]'"
+        ) from None
+    figure = Figure(figsize=(width, height))
+    FigureCanvasAgg(figure)
+    return figure
+
+
+def save(figure: Any, path: Path) -> bytes:
+    figure.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    figure.savefig(path, format="png", dpi=100, metadata={"Software": None})
+    return path.read_bytes()
+
+
+def histogram(stats: ClassStats, part: str, path: Path) -> bytes:
+    figure = new_figure(5, 3)
+    axes = figure.add_subplot()
+    top = stats.maxima.get(part, 0) or 1
+    axes.hist(
+        stats.scores.get(part, []), bins=10, range=(0, top), color="#4c72b0", edgecolor="white"
+    )
+    axes.set_title(f"{PART_TITLES.get(part, part)}: scores out of {top:g}")
+    axes.set_xlabel("score")
+    axes.set_ylabel("students")
+    return save(figure, path)
+
+
+def pass_rates(stats: ClassStats, path: Path) -> bytes:
+    height = max(2.5, 0.28 * len(stats.rates) + 1)
+    figure = new_figure(8, height)
+    axes = figure.add_subplot()
+    shown = list(reversed(stats.rates))  # barh draws bottom-up: the worst ends on top
+    axes.barh([r.column for r in shown], [100 * r.rate for r in shown], color="#dd8452")
+    axes.set_xlim(0, 100)
+    axes.set_xlabel("students who passed (%)")
+    axes.set_title("Pass rate per hidden test and quiz question, worst first")
+    axes.tick_params(axis="y", labelsize=7)
+    return save(figure, path)
+
+
+def mistake_counts(stats: ClassStats, path: Path) -> bytes:
+    shown = list(reversed(stats.mistakes[:15]))
+    figure = new_figure(7, max(2.5, 0.35 * len(shown) + 1))
+    axes = figure.add_subplot()
+    axes.barh([name for name, _ in shown], [len(who) for _, who in shown], color="#c44e52")
+    axes.set_xlabel("students")
+    axes.set_title("Most frequent diagnosed mistakes")
+    return save(figure, path)
+
+
+def draw(stats: ClassStats, folder: Path) -> dict[str, bytes]:
+    """Every image, by file name: the PNG bytes written to ``folder``."""
+    images = {
+        f"scores-{part}.png": histogram(stats, part, folder / f"scores-{part}.png")
+        for part in stats.scores
+    }
+    if stats.rates:
+        images["pass-rates.png"] = pass_rates(stats, folder / "pass-rates.png")
+    if stats.mistakes:
+        images["mistakes.png"] = mistake_counts(stats, folder / "mistakes.png")
+    return images
+
+
+# -- text ---------------------------------------------------------------------------------------
+
+
+def markdown(stats: ClassStats, image: dict[str, str]) -> str:
+    """The report in Markdown; ``image`` maps an image file name to where it is linked from."""
+    total = stats.scores.get("total", [])
+    lines = [f"# {stats.assignment}: class report", ""]
+    lines.append(
+        f"{len(stats.students)} students, {len(stats.graded)} graded"
+        + (
+            f"; total mean {statistics.mean(total):.1f}, median {statistics.median(total):g} "
+            f"of {stats.maxima['total']:g}"
+            if total
+            else ""
+        )
+        + "."
+    )
+    lines += ["", "## Score distribution", ""]
+    lines += [f"![{PART_TITLES.get(p, p)}]({image[f'scores-{p}.png']})" for p in stats.scores]
+    lines += ["", "## Pass rate per test, worst first", ""]
+    if stats.rates:
+        lines += [f"![pass rates]({image['pass-rates.png']})", ""]
+        lines += ["| test | passed | rate |", "|---|---|---|"]
+        lines += [
+            f"| `{r.column}` {r.name} | {r.passed}/{r.taken} | {100 * r.rate:.0f}% |"
+            for r in stats.rates
+        ]
+    lines += ["", "## Most frequent mistakes", ""]
+    if stats.mistakes:
+        lines += [f"![mistakes]({image['mistakes.png']})", ""]
+        lines += ["| mistake | students | why | who |", "|---|---|---|---|"]
+        for name, who in stats.mistakes:
+            why = stats.why.get(name, "").replace("|", "\\|").replace("\n", " ")
+            lines.append(f"| `{name}` | {len(who)} | {why} | {', '.join(who)} |")
+    else:
+        lines.append("No known mistake was diagnosed.")
+    lines += ["", "## Timed out, crashed, invalid output or not graded", ""]
+    if stats.problems:
+        lines += [f"- {student}: {', '.join(found)}" for student, found in stats.problems]
+    else:
+        lines.append("None.")
+    return "\n".join(lines) + "\n"
+
+
+def to_html(stats: ClassStats, images: dict[str, bytes]) -> str:
+    """One self-contained page: images inlined as data URIs, no script, nothing fetched."""
+    total = stats.scores.get("total", [])
+
+    def img(name: str, alt: str) -> str:
+        data = base64.b64encode(images[name]).decode()
+        return f'<img alt="{html.escape(alt)}" src="data:image/png;base64,{data}">'
+
+    def table(header: list[str], rows: list[list[str]]) -> str:
+        head = "".join(f"<th>{html.escape(h)}</th>" for h in header)
+        body = "".join(
+            "<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in row) + "</tr>" for row in rows
+        )
+        return f"<table><tr>{head}</tr>{body}</table>"
+
+    parts = [
+        "<!doctype html><html><head><meta charset='utf-8'>",
+        f"<title>{html.escape(stats.assignment)}: class report</title>",
+        "<style>body{font-family:sans-serif;max-width:60em;margin:auto}"
+        "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:.2em .5em;"
+        "vertical-align:top}img{max-width:100%}</style></head><body>",
+        f"<h1>{html.escape(stats.assignment)}: class report</h1>",
+        f"<p>{len(stats.students)} students, {len(stats.graded)} graded"
+        + (
+            f"; total median {statistics.median(total):g} of {stats.maxima['total']:g}"
+            if total
+            else ""
+        )
+        + ".</p>",
+        "<h2>Score distribution</h2>",
+        *(img(f"scores-{p}.png", PART_TITLES.get(p, p)) for p in stats.scores),
+        "<h2>Pass rate per test, worst first</h2>",
+    ]
+    if stats.rates:
+        parts.append(img("pass-rates.png", "pass rates"))
+        parts.append(
+            table(
+                ["test", "passed", "rate"],
+                [
+                    [f"{r.column} {r.name}", f"{r.passed}/{r.taken}", f"{100 * r.rate:.0f}%"]
+                    for r in stats.rates
+                ],
+            )
+        )
+    parts.append("<h2>Most frequent mistakes</h2>")
+    if stats.mistakes:
+        parts.append(img("mistakes.png", "mistakes"))
+        parts.append(
+            table(
+                ["mistake", "students", "why", "who"],
+                [[n, str(len(w)), stats.why.get(n, ""), ", ".join(w)] for n, w in stats.mistakes],
+            )
+        )
+    else:
+        parts.append("<p>No known mistake was diagnosed.</p>")
+    parts.append("<h2>Timed out, crashed, invalid output or not graded</h2>")
+    parts.append(
+        table(["student", "what"], [[s, ", ".join(f)] for s, f in stats.problems])
+        if stats.problems
+        else "<p>None.</p>"
+    )
+    return "\n".join(parts) + "\n</body></html>\n"
+
+
+def job_summary(stats: ClassStats, buckets: int = 10) -> str:
+    """A short Markdown summary for an Actions run page: the distribution of totals and the
+    most frequent mistakes, in counts only (no student is named)."""
+    total, top = stats.scores.get("total", []), stats.maxima.get("total", 0) or 1
+    lines = [f"### {stats.assignment}: {len(stats.graded)} of {len(stats.students)} graded", ""]
+    if total:
+        lines += [
+            f"Mean {statistics.mean(total):.1f}, median {statistics.median(total):g} of {top:g}.",
+            "",
+            "| total | students |",
+            "|---|---|",
+        ]
+        width = top / buckets
+        counts = Counter(min(int(score // width), buckets - 1) for score in total)
+        for b in range(buckets):
+            closing = "]" if b == buckets - 1 else ")"
+            lines.append(f"| [{b * width:g}, {(b + 1) * width:g}{closing} | {counts[b]} |")
+    lines += ["", "| most frequent mistake | students |", "|---|---|"]
+    lines += [f"| `{name}` | {len(who)} |" for name, who in stats.mistakes[:10]] or ["| none | 0 |"]
+    if stats.problems:
+        lines += ["", f"{len(stats.problems)} submission(s) timed out, crashed or misbehaved."]
+    return "\n".join(lines) + "\n"
+
+
+def write(out: Path) -> ClassStats:
+    """Write report.md, report-images/*.png and report.html into the batch folder ``out``."""
+    out = Path(out)
+    stats = gather(out)
+    images = draw(stats, out / IMAGES)
+    atomic_write_text(out / "report.md", markdown(stats, {n: f"{IMAGES}/{n}" for n in images}))
+    atomic_write_text(out / "report.html", to_html(stats, images))
+    return stats

@@ -1,0 +1,84 @@
+"""Merge the output folders of ``grade-batch --shard K/N`` runs into one, as if graded at once.
+
+Refuses shards of different assignments or grader versions (their scores are not comparable),
+shards that overlap (the same student in two), and a set of shards with one missing.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from autograder.assignment import UsageError
+from autograder.batch import RESULTS, SCORES, STATE, load_record, read_state, write_scores
+from autograder.result import write_json
+
+
+def read_shards(folders: list[Path]) -> list[dict[str, Any]]:
+    states = []
+    for folder in folders:
+        state = read_state(folder) if Path(folder).is_dir() else None
+        if state is None:
+            raise UsageError(f"{folder} is not a grade-batch output folder (no {STATE})")
+        states.append(state | {"folder": Path(folder)})
+    first = states[0]
+    for state in states[1:]:
+        for key in ("assignment", "grader_version"):
+            if state.get(key) != first.get(key):
+                raise UsageError(
+                    f"{state['folder']} and {first['folder']} differ in {key.replace('_', ' ')}"
+                    f" ({state.get(key)} against {first.get(key)}): grade them again together"
+                )
+    owner: dict[str, Path] = {}
+    for state in states:
+        for student in state["students"]:
+            if student.casefold() in owner:
+                raise UsageError(
+                    f"{student} is in both {owner[student.casefold()]} and {state['folder']}: "
+                    "the shards overlap"
+                )
+            owner[student.casefold()] = state["folder"]
+    shards = {state.get("shard") for state in states}
+    if None not in shards:
+        counts = {int(str(s).split("/")[1]) for s in shards}
+        wanted = {f"{k}/{n}" for n in counts for k in range(1, n + 1)}
+        if len(counts) > 1 or shards != wanted:
+            missing = ", ".join(sorted(wanted - shards)) or "a consistent N"
+            raise UsageError(f"the shards do not make a whole class (missing: {missing})")
+    return states
+
+
+def merge(folders: list[Path], out: Path, say: Callable[[str], None] = print) -> int:
+    """Copy every shard's results into ``out`` and write one scores.csv; the student count."""
+    states = read_shards([Path(f) for f in folders])
+    out = Path(out)
+    if out.exists() and any(out.iterdir()):
+        raise UsageError(f"{out} is not empty; merge into a new folder")
+    records, students = [], []
+    for state in states:
+        for student in state["students"]:
+            record = load_record(state["folder"], student)
+            if record is None:
+                raise UsageError(f"{state['folder']}: {student} has no results; finish that shard")
+            records.append(record)
+            students.append(student)
+    for state in states:
+        for student in state["students"]:
+            target = out / student / RESULTS
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(state["folder"] / student / RESULTS, target)
+    first = states[0]
+    write_json(
+        out / STATE,
+        {
+            "assignment": first["assignment"],
+            "grader_version": first["grader_version"],
+            "shard": None,
+            "students": sorted(students, key=str.casefold),
+        },
+    )
+    write_scores(out / SCORES, records)
+    say(f"merged {len(states)} shard(s), {len(students)} students, into {out / SCORES}")
+    return len(students)
