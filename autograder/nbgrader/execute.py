@@ -1,0 +1,46 @@
+"""nbgrader's Execute preprocessor, made to finish every notebook it starts.
+
+Stock nbgrader gives up on a student when the kernel dies (``os._exit``, a segfault) and,
+after a timeout, keeps feeding cells to a kernel still stuck in a loop that ignores the
+interrupt: the grade stays NULL, or every later cell times out. Here the cell that killed or
+hung the kernel gets an error output (so it is scored 0 if it is a test cell), a fresh kernel
+is started, and execution goes on with the next cell. Our test cells grade the notebook file,
+not the kernel's state, so nothing is lost by the restart.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from jupyter_core.utils import run_sync
+from nbclient.exceptions import DeadKernelError
+from nbformat import NotebookNode
+from nbgrader.preprocessors import Execute
+
+
+def error_output(name: str, text: str) -> NotebookNode:
+    return NotebookNode(output_type="error", ename=name, evalue=text, traceback=[f"{name}: {text}"])
+
+
+class KeepGoing(Execute):
+    async def _async_handle_timeout(
+        self, timeout: int, cell: NotebookNode | None = None
+    ) -> None | dict[str, Any]:
+        reply = await super()._async_handle_timeout(timeout, cell)
+        # The interrupt may have been ignored; a fresh kernel is the only sure way on.
+        await self._restart()
+        return reply
+
+    async def _restart(self) -> None:
+        assert self.km is not None and self.kc is not None
+        await self.km.restart_kernel(now=True)
+        await self.kc.wait_for_ready(timeout=self.startup_timeout)
+
+    def preprocess_cell(self, cell: NotebookNode, resources: Any, index: int) -> Any:
+        try:
+            return super().preprocess_cell(cell, resources, index)
+        except DeadKernelError:
+            self.log.warning("The kernel died in cell %d; restarting it for the rest", index)
+            cell.outputs.append(error_output("DeadKernelError", "the kernel died in this cell"))
+            run_sync(self._restart)()
+            return cell, self.resources
