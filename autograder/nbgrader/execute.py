@@ -16,6 +16,7 @@ from jupyter_core.utils import run_sync
 from nbclient.exceptions import DeadKernelError
 from nbformat import NotebookNode
 from nbgrader.preprocessors import Execute
+from traitlets import Integer
 
 
 def error_output(name: str, text: str) -> NotebookNode:
@@ -23,6 +24,20 @@ def error_output(name: str, text: str) -> NotebookNode:
 
 
 class KeepGoing(Execute):
+    student_cell_timeout = Integer(
+        20,
+        help="Seconds for a cell that is not a test cell: the student's cells only define "
+        "functions, so a loop there costs this, not the test cells' longer timeout.",
+    ).tag(config=True)
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.timeout_func = self.cell_timeout
+
+    def cell_timeout(self, cell: NotebookNode) -> int | None:
+        is_test = cell.get("metadata", {}).get("nbgrader", {}).get("grade", False)
+        return self.timeout if is_test else self.student_cell_timeout
+
     async def _async_handle_timeout(
         self, timeout: int, cell: NotebookNode | None = None
     ) -> None | dict[str, Any]:

@@ -58,7 +58,7 @@ def autograded_notebook(
         for c in source["cells"]
         if c.get("metadata", {}).get("nbgrader", {}).get("grade")
     }
-    cells, seen = [], set()
+    cells, seen = [], set[str]()
     for c in submitted.get("cells", []):
         grade_id = c.get("metadata", {}).get("nbgrader", {}).get("grade_id")
         if grade_id in restored:

@@ -66,8 +66,7 @@ def points_by_function(suite_file: Path) -> dict[str, float]:
         if not isinstance(node, ast.FunctionDef) or not node.name.startswith("test"):
             continue
         for decorator in node.decorator_list:
-            called = getattr(decorator, "func", None)
-            if getattr(called, "id", "") != "points":
+            if not isinstance(decorator, ast.Call) or getattr(decorator.func, "id", "") != "points":
                 continue
             try:
                 value = float(ast.literal_eval(decorator.args[0]))
