@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from jupyter_core.utils import run_sync
-from nbclient.exceptions import DeadKernelError
+from nbclient.exceptions import CellTimeoutError, DeadKernelError
 from nbformat import NotebookNode
 from nbgrader.preprocessors import Execute
 from traitlets import Integer
@@ -38,14 +38,6 @@ class KeepGoing(Execute):
         is_test = cell.get("metadata", {}).get("nbgrader", {}).get("grade", False)
         return self.timeout if is_test else self.student_cell_timeout
 
-    async def _async_handle_timeout(
-        self, timeout: int, cell: NotebookNode | None = None
-    ) -> None | dict[str, Any]:
-        reply = await super()._async_handle_timeout(timeout, cell)
-        # The interrupt may have been ignored; a fresh kernel is the only sure way on.
-        await self._restart()
-        return reply
-
     async def _restart(self) -> None:
         assert self.km is not None and self.kc is not None
         await self.km.restart_kernel(now=True)
@@ -54,8 +46,11 @@ class KeepGoing(Execute):
     def preprocess_cell(self, cell: NotebookNode, resources: Any, index: int) -> Any:
         try:
             return super().preprocess_cell(cell, resources, index)
-        except DeadKernelError:
-            self.log.warning("The kernel died in cell %d; restarting it for the rest", index)
-            cell.outputs.append(error_output("DeadKernelError", "the kernel died in this cell"))
+        except (DeadKernelError, CellTimeoutError) as error:
+            # Dead, or still busy after the interrupt (a loop that ignores SIGINT).
+            what = "died" if isinstance(error, DeadKernelError) else "did not stop after a timeout"
+            self.log.warning("The kernel %s in cell %d; restarting it for the rest", what, index)
+            if not any(o.output_type == "error" for o in cell.outputs):
+                cell.outputs.append(error_output(type(error).__name__, f"the kernel {what}"))
             run_sync(self._restart)()
             return cell, self.resources
