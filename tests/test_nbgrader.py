@@ -298,3 +298,25 @@ def test_usage_errors_are_one_line(
     assert "no submission of masks-and-heads by 'nobody'" in capsys.readouterr().err
     assert cli.main(["nbgrader", "autograde", str(tmp_path), SLUG]) == 2
     assert "run `autograder nbgrader build` first" in capsys.readouterr().err
+
+
+def test_the_module_is_the_answer_cells_and_a_missing_one_is_the_stub(tmp_path: Path) -> None:
+    assignment = Assignment.load(SLUG)
+    nb = notebook.notebook(assignment)
+    nb["cells"] = [c for c in nb["cells"] if cells_by_id({"cells": [c]}).keys() != {"split_heads"}]
+    source = notebook.module_source(nb, assignment)
+    reference = assignment.reference_source
+    assert source.count("### BEGIN SOLUTION") == reference.count("### BEGIN SOLUTION") - 1
+    stub = (ROOT / "assignments" / SLUG / assignment.module_file).read_text()
+    _, stubs = notebook.split_module(stub)
+    assert stubs["split_heads"].strip() in source  # the stub stands in for the deleted cell
+    (tmp_path / f"{SLUG}.ipynb").write_text("{not json")
+    notebook.extract(tmp_path / f"{SLUG}.ipynb", assignment, tmp_path)  # unreadable: all stubs
+    assert "### BEGIN SOLUTION" not in (tmp_path / assignment.module_file).read_text()
+
+
+def test_the_test_cells_carry_the_hidden_suites_points() -> None:
+    assignment = Assignment.load(SLUG)
+    by_function = notebook.points_by_function(assignment.suite / "test_hidden.py")
+    assert set(by_function) == set(assignment.functions)
+    assert sum(by_function.values()) == assignment.points["part2"]
