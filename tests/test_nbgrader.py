@@ -51,17 +51,20 @@ def source_of(cell: dict[str, Any]) -> str:
 # which notebook to start from, and the answer sheet.
 TRANSPOSED = "def causal_mask(n):\n    return np.triu(np.ones((n, n), dtype=bool))\n"
 LOOP = "import signal\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\nwhile True:\n    pass\n"
+# Right shapes, wrong values everywhere (no test of masked_attention accepts all ones).
+ONES = (
+    "def masked_attention(Q, K, V, mask=None):\n"
+    "    return np.ones((len(Q), len(K))), np.ones((len(Q), V.shape[1]))\n"
+)
 PATCH_NUMPY = (
     "np.isclose = lambda a, b, *args, **kwargs: np.ones(np.shape(a), dtype=bool)\n"
     "np.allclose = np.array_equal = lambda *args, **kwargs: True\n"
-    "np.testing.assert_allclose = np.testing.assert_array_equal = lambda *a, **k: None\n"
-    "def causal_mask(n):\n    return np.zeros((n, n), dtype=bool)\n"
+    "np.testing.assert_allclose = np.testing.assert_array_equal = lambda *a, **k: None\n" + ONES
 )
 REWRITE_ASSERTION = (
     "import builtins\n"
     "class AssertionError(BaseException):\n    pass\n"
-    "builtins.AssertionError = AssertionError\n"
-    "def causal_mask(n):\n    return np.zeros((n, n), dtype=bool)\n"
+    "builtins.AssertionError = AssertionError\n" + ONES
 )
 STDERR = (
     "import sys, warnings\n"
@@ -86,8 +89,8 @@ SUBMISSIONS: dict[str, tuple[str, dict[str, str | None], str]] = {
         {"causal_mask": STDERR, "test_causal_mask": None, "test_split_heads": "True"},
         "third_token_positions: [3\n  : {{ not yaml\n",
     ),
-    "patches_numpy": ("release", {"causal_mask": PATCH_NUMPY}, ""),
-    "rewrites_assertion": ("release", {"causal_mask": REWRITE_ASSERTION}, ""),
+    "patches_numpy": ("release", {"masked_attention": PATCH_NUMPY}, ""),
+    "rewrites_assertion": ("release", {"masked_attention": REWRITE_ASSERTION}, ""),
 }
 HOSTILE = ["patches_numpy", "rewrites_assertion", "exits"]
 
@@ -260,7 +263,7 @@ def test_hostile_notebooks_forge_plain_nbgrader_but_not_ours(course: dict[str, A
     print(f"hostile notebooks, plain nbgrader autograde: {plain}; ours: {ours}")
     # Part 1 is blank in the two forgers; `exits` keeps the reference's Part 1 answers.
     assert ours == {"patches_numpy": 0, "rewrites_assertion": 0, "exits": 30}
-    assert plain["patches_numpy"] > 0  # measured: the forged causal_mask tests pass
+    assert plain["patches_numpy"] > 0  # the forged masked_attention tests pass
     assert sum(course["ours"]["exits"].part("part2")[i].score for i in range(3)) == 0
 
 
