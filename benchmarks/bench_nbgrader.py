@@ -24,9 +24,9 @@ ROOT = Path(__file__).resolve().parent.parent
 SLUG = "masks-and-heads"
 
 
-def timed(command: list[str], env: dict[str, str]) -> float:
+def timed(command: list[str], env: dict[str, str], cwd: Path | None = None) -> float:
     start = time.perf_counter()
-    done = subprocess.run(command, env=env, capture_output=True, text=True)
+    done = subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True)
     if done.returncode != 0:
         sys.exit(f"failed: {' '.join(command)}\n{done.stderr[-2000:]}")
     return time.perf_counter() - start
@@ -45,7 +45,7 @@ def main() -> None:
         python = sys.executable
         nbgrader = [python, "-m", "nbgrader"]
         timed([python, "-m", "autograder", "nbgrader", "build", str(course), SLUG], env)
-        timed([*nbgrader, "generate_assignment", SLUG, "--course-dir", str(course)], env)
+        timed([*nbgrader, "generate_assignment", SLUG, "--course-dir", str(course)], env, course)
         folder = course / "submitted" / "student" / SLUG
         folder.mkdir(parents=True)
         shutil.copy(course / "source" / SLUG / f"{SLUG}.ipynb", folder)
@@ -62,7 +62,7 @@ def main() -> None:
         for _ in range(args.repeat):
             ours.append(timed([python, "-m", "autograder", "grade", SLUG, str(plain)], env))
             autograde = [*nbgrader, "autograde", SLUG, "--course-dir", str(course)]
-            theirs.append(timed([*autograde, "--student", "student", "--force"], env))
+            theirs.append(timed([*autograde, "--student", "student", "--force"], env, course))
         print(json.dumps({"autograder_grade_s": ours, "nbgrader_autograde_s": theirs}))
         print(f"autograder grade:    best {min(ours):.2f} s")
         print(f"nbgrader autograde:  best {min(theirs):.2f} s")

@@ -120,7 +120,12 @@ def make_submission(course: Path, student: str) -> None:
 
 def nbgrader(course: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProcess:
     command = [sys.executable, "-m", "nbgrader", *args, "--course-dir", str(course)]
-    return subprocess.run(command, env=env, capture_output=True, text=True, timeout=900)
+    # From the course folder too: that is where nbgrader looks for nbgrader_config.py.
+    done = subprocess.run(
+        command, cwd=course, env=env, capture_output=True, text=True, timeout=1800
+    )
+    assert "No nbgrader_config.py file found" not in done.stderr
+    return done
 
 
 def stored_scores(course: Path) -> dict[str, dict[str, float | None]]:
