@@ -269,7 +269,7 @@ def test_hostile_notebooks_forge_plain_nbgrader_but_not_ours(course: dict[str, A
     # Part 1 is blank in the two forgers; `exits` keeps the reference's Part 1 answers.
     assert ours == {"patches_numpy": 0, "rewrites_assertion": 0, "exits": 30}
     assert plain["patches_numpy"] > 0  # the forged masked_attention tests pass
-    assert sum(course["ours"]["exits"].part("part2")[i].score for i in range(3)) == 0
+    assert sum(t.score for t in course["ours"]["exits"].part("part2")) == 0
 
 
 def test_feedback_shows_our_messages_and_no_hidden_test(course: dict[str, Any]) -> None:
