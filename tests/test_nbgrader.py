@@ -119,7 +119,9 @@ def make_submission(course: Path, student: str) -> None:
 
 
 def nbgrader(course: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProcess:
-    command = [sys.executable, "-m", "nbgrader", *args, "--course-dir", str(course)]
+    # `export` takes no --course-dir: it reads the course from the folder it runs in.
+    where = [] if args[0] == "export" else ["--course-dir", str(course)]
+    command = [sys.executable, "-m", "nbgrader", *args, *where]
     # From the course folder too: that is where nbgrader looks for nbgrader_config.py.
     done = subprocess.run(
         command, cwd=course, env=env, capture_output=True, text=True, timeout=1800
