@@ -70,6 +70,21 @@ def cmd_export(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_nbgrader(args: argparse.Namespace) -> int:
+    from autograder.nbgrader import notebook
+
+    if args.action == "build":
+        names = args.assignments or slugs()
+        for path in notebook.build(Path(args.course), [Assignment.load(n) for n in names]):
+            print(f"wrote {path}")
+        return 0
+    from autograder.nbgrader import gradebook  # needs nbgrader itself
+
+    course = Path(args.course)
+    gradebook.autograde(course, args.assignment, args.student, args.allow_weak_sandbox)
+    return 0
+
+
 LAYERS = {
     "process": "a separate worker process, killed whole on a timeout",
     "rlimits": "memory, CPU, file size, open files and core limits",
@@ -241,6 +256,40 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("assignment", metavar="ASSIGNMENT", help="the assignment slug")
     p.add_argument("out", metavar="OUT", help="the zip (gradescope) or folder (classroom50)")
     p.set_defaults(run=cmd_export)
+
+    p = sub.add_parser(
+        "nbgrader",
+        help="build an nbgrader course; autograde it in the sandbox",
+        description="Release and grade through nbgrader: `build` writes the course from our "
+        "sources, `autograde` grades submissions in the sandbox into nbgrader's gradebook.",
+    )
+    nb = p.add_subparsers(dest="action", required=True, metavar="ACTION")
+    q = nb.add_parser(
+        "build",
+        help="write nbgrader_config.py and source/<slug>/ for each assignment",
+        description="Write an nbgrader course into COURSE_DIR: nbgrader_config.py and, per "
+        "assignment, source/<slug>/<slug>.ipynb and the blank answers.yaml. Then run "
+        "`nbgrader generate_assignment SLUG --course-dir COURSE_DIR`.",
+    )
+    q.add_argument("course", metavar="COURSE_DIR", help="the nbgrader course folder")
+    q.add_argument("assignments", metavar="ASSIGNMENT", nargs="*", help="slugs (default: all)")
+    q.set_defaults(run=cmd_nbgrader)
+    q = nb.add_parser(
+        "autograde",
+        help="grade submitted notebooks in the sandbox, into nbgrader's gradebook",
+        description="Grade COURSE_DIR/submitted/<student>/ASSIGNMENT/ASSIGNMENT.ipynb (and "
+        "answers.yaml beside it) with the sandboxed grader; write the scores into the "
+        "gradebook and autograded/ so formgrader, generate_feedback and export work unchanged.",
+    )
+    q.add_argument("course", metavar="COURSE_DIR", help="the nbgrader course folder")
+    q.add_argument("assignment", metavar="ASSIGNMENT", help="the assignment slug")
+    q.add_argument("--student", metavar="ID", help="grade only this student")
+    q.add_argument(
+        "--allow-weak-sandbox",
+        action="store_true",
+        help="grade for record even when the sandbox has no namespaces",
+    )
+    q.set_defaults(run=cmd_nbgrader)
 
     p = sub.add_parser(
         "doctor",

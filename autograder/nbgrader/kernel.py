@@ -1,0 +1,78 @@
+"""What the hidden test cells call inside nbgrader's kernel, during ``nbgrader autograde``.
+
+The score does not come from the kernel's state: ``check`` grades the notebook file itself
+(nbgrader runs the kernel in the notebook's folder, after restoring every test cell from
+``source/``) with our sandboxed grader, once per kernel, and prints one cell's share of the
+feedback. So plain ``nbgrader autograde`` gives the same scores as ``autograder grade``.
+
+It is still a kernel that ran the student's cells first: they can patch NumPy, or this module,
+before a test cell runs. That route is as forgeable as nbgrader itself; for grades of record
+use ``autograder nbgrader autograde``, which never runs a student's cell outside the sandbox.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import tempfile
+import warnings
+from pathlib import Path
+
+from autograder import report
+from autograder.assignment import Assignment
+from autograder.grading import grade
+from autograder.nbgrader.notebook import ANSWERS, PART1, extract
+from autograder.result import Result, TestResult
+
+# One grading per notebook version: the first test cell grades, the others read the result.
+_results: dict[tuple[str, ...], Result] = {}
+
+
+def graded(slug: str, folder: Path) -> Result:
+    notebook = folder / f"{slug}.ipynb"
+    sheet = folder / ANSWERS
+    stamp = tuple(str(p.stat().st_mtime_ns) if p.exists() else "-" for p in (notebook, sheet))
+    key = (slug, str(folder.resolve()), *stamp)
+    if key not in _results:
+        assignment = Assignment.load(slug)
+        with tempfile.TemporaryDirectory(prefix="nbgrader-") as tmp:
+            extract(notebook, assignment, Path(tmp))
+            _results[key] = grade(assignment, Path(tmp))
+    return _results[key]
+
+
+def cell_tests(result: Result, checks: str) -> list[TestResult]:
+    if checks == PART1:
+        return result.part("part1")
+    return [t for t in result.part("part2") if t.checks == checks]
+
+
+def feedback(tests: list[TestResult], notices: list[str]) -> str:
+    # A notice that a test already repeats (attention.py did not import, say) is said once.
+    said = {t.message for t in tests}
+    lines = [f"! {report.neutralise(n)}" for n in notices if n not in said]
+    for test in tests:
+        lines += report.line(test)
+    earned, total = sum(t.score for t in tests), sum(t.max_score for t in tests)
+    lines.append(f"{report.points(earned)}/{report.points(total)} points")
+    return "\n".join(lines)
+
+
+def check(slug: str, checks: str) -> float:
+    """Print the feedback for one test cell (a function's tests, or Part 1); return its points.
+
+    Nothing reaches stderr (nbgrader scores any stderr output 0) and nothing is raised (a
+    traceback could quote the hidden lines in the feedback)."""
+    quiet = io.StringIO()
+    try:
+        with contextlib.redirect_stderr(quiet), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            result = graded(slug, Path.cwd())
+    except Exception as error:
+        print(f"This cell could not be graded ({type(error).__name__}: {error}); 0 points.")
+        return 0.0
+    about_sheet = [n for n in result.notices if ANSWERS in n]
+    notices = about_sheet if checks == PART1 else [n for n in result.notices if ANSWERS not in n]
+    tests = cell_tests(result, checks)
+    print(feedback(tests, notices))
+    return round(sum(t.score for t in tests), 6)

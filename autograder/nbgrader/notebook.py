@@ -1,0 +1,238 @@
+"""An nbgrader course built from our sources, and the way back from a submitted notebook.
+
+One notebook per assignment, ``source/<slug>/<slug>.ipynb``:
+
+- the handout, as Markdown;
+- a read-only cell with the module's header (docstring, imports), from the reference;
+- per function, an autograded-answer cell holding the reference function with its
+  ``### BEGIN SOLUTION`` markers (nbgrader clears them at release), followed by a test cell
+  worth the points of that function's hidden tests;
+- a last test cell for Part 1, worth the quiz's points.
+
+Part 1 stays in ``answers.yaml`` beside the notebook (the blank sheet in ``source/``, listed in
+``exclude_overwriting``): the same file, read by the same strict reader, as on every other
+route, so a broken sheet costs Part 1 only and can never stop a cell of Part 2 from running.
+
+A test cell's code sits between ``### BEGIN HIDDEN TESTS`` and ``### END HIDDEN TESTS``: it
+calls ``autograder.nbgrader.kernel.check``, which grades the notebook file with our sandboxed
+grader. The release shows only a comment; no solution, quiz key or hidden test ships in it.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+from pathlib import Path
+from typing import Any
+
+from autograder import quiz, stubs
+from autograder.assignment import Assignment, UsageError
+
+HIDDEN_BEGIN, HIDDEN_END = "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS"
+ANSWERS = "answers.yaml"
+PART1 = "part1"
+
+
+def test_cell_id(checks: str) -> str:
+    return PART1 if checks == PART1 else f"test_{checks}"
+
+
+# -- the pieces of an assignment --------------------------------------------------------------
+
+
+def split_module(source: str) -> tuple[str, dict[str, str]]:
+    """The module's header (everything before the first function) and each top-level function's
+    source, in order. Whatever follows a function up to the next one belongs to it."""
+    lines = source.splitlines(keepends=True)
+    starts = [
+        (node.name, (node.decorator_list[0] if node.decorator_list else node).lineno - 1)
+        for node in ast.parse(source).body
+        if isinstance(node, ast.FunctionDef)
+    ]
+    if not starts:
+        raise UsageError("the reference module defines no function")
+    ends = [start for _, start in starts[1:]] + [len(lines)]
+    functions = {
+        name: "".join(lines[s:e]).strip() + "\n" for (name, s), e in zip(starts, ends, strict=True)
+    }
+    return "".join(lines[: starts[0][1]]).strip() + "\n", functions
+
+
+def points_by_function(suite_file: Path) -> dict[str, float]:
+    """Sum the ``@points(value, checks=...)`` of the hidden suite per checked function, read
+    statically: the suite is never imported to build a course."""
+    totals: dict[str, float] = {}
+    for node in ast.walk(ast.parse(suite_file.read_text())):
+        if not isinstance(node, ast.FunctionDef) or not node.name.startswith("test"):
+            continue
+        for decorator in node.decorator_list:
+            if not isinstance(decorator, ast.Call) or getattr(decorator.func, "id", "") != "points":
+                continue
+            try:
+                value = float(ast.literal_eval(decorator.args[0]))
+                checks = next(k.value for k in decorator.keywords if k.arg == "checks")
+                name = ast.literal_eval(checks)
+            except (ValueError, IndexError, StopIteration) as error:
+                raise UsageError(f"{suite_file}: {node.name}: @points needs literals") from error
+            totals[name] = totals.get(name, 0.0) + value
+    return totals
+
+
+# -- building the course ----------------------------------------------------------------------
+
+
+def cell(kind: str, source: str, nbgrader: dict[str, Any] | None = None) -> dict[str, Any]:
+    made: dict[str, Any] = {"cell_type": kind, "metadata": {}, "source": source.rstrip("\n")}
+    if nbgrader is not None:
+        made["metadata"]["nbgrader"] = {
+            "grade": False,
+            "locked": False,
+            "solution": False,
+            "schema_version": 3,
+        } | nbgrader
+    if kind == "code":
+        made |= {"execution_count": None, "outputs": []}
+    return made
+
+
+def test_cell(slug: str, checks: str, points: float, what: str) -> dict[str, Any]:
+    # The cell ends in float(...): nbgrader reads that as partial credit; any other trailing
+    # expression would read as full credit. Feedback is printed to stdout, never raised, so no
+    # traceback can quote the hidden lines.
+    source = (
+        f"# {what}: {points:g} points, checked when your notebook is graded.\n"
+        f"{HIDDEN_BEGIN}\n"
+        "from autograder.nbgrader import kernel\n"
+        f"score = kernel.check({slug!r}, {checks!r})\n"
+        "float(score)\n"
+        f"{HIDDEN_END}"
+    )
+    meta = {"grade": True, "locked": True, "grade_id": test_cell_id(checks), "points": points}
+    return cell("code", source, meta)
+
+
+def notebook(assignment: Assignment) -> dict[str, Any]:
+    header, functions = split_module(assignment.reference_source)
+    points = points_by_function(assignment.suite / "test_hidden.py")
+    quiz_points = sum(float(q["points"]) for q in assignment.key["questions"])
+    handout = assignment.starter / "README.md"
+    cells = [
+        cell("markdown", handout.read_text() if handout.is_file() else f"# {assignment.title}"),
+        cell(
+            "markdown",
+            "## How to work in this notebook\n\n"
+            f"- **Part 1**: write your answers in `{ANSWERS}`, beside this notebook.\n"
+            "- **Part 2**: complete each function in its cell below. Only those cells are "
+            "graded, as one module: put any helper you need inside one of them. Cells you add "
+            "are for your experiments.\n"
+            "- The test cells run the hidden tests when your notebook is graded.",
+        ),
+        cell("code", header, {"locked": True, "grade_id": "header"}),
+    ]
+    for name, source in functions.items():
+        cells.append(cell("code", source, {"solution": True, "grade_id": name}))
+        if name in points:
+            cells.append(test_cell(assignment.slug, name, points.pop(name), f"Tests of {name}"))
+    for name, value in points.items():  # tests of something that is not one function
+        cells.append(test_cell(assignment.slug, name, value, f"Tests of {name}"))
+    cells.append(test_cell(assignment.slug, PART1, quiz_points, f"Part 1 ({ANSWERS})"))
+    return {
+        "cells": cells,
+        "metadata": {
+            "kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
+            "language_info": {"name": "python"},
+        },
+        "nbformat": 4,
+        "nbformat_minor": 4,
+    }
+
+
+def config(slugs: list[str]) -> str:
+    """nbgrader_config.py, with every trap of nbgrader's defaults closed (see the README)."""
+    exclude = {slug: [ANSWERS] for slug in slugs}
+    return f'''"""nbgrader's settings, written by `autograder nbgrader build`: rebuild, not edit."""
+
+import warnings
+
+from nbgrader.converters import Autograde, GenerateFeedback
+from nbgrader.preprocessors import ClearHiddenTests, Execute
+
+from autograder.nbgrader.execute import KeepGoing
+
+c = get_config()  # noqa: F821
+
+
+def default(cls, name):
+    return list(cls.class_traits()[name].default())
+
+
+# The student's answer sheet is theirs: never overwrite it with the blank one from source/.
+c.Autograde.exclude_overwriting = {exclude!r}
+# Deleted test cells come back (and are graded) instead of silently scoring nothing.
+c.OverwriteCells.add_missing_cells = True
+# A kernel that dies or hangs in one cell is restarted; the rest of the notebook still runs.
+c.Autograde.autograde_preprocessors = [
+    KeepGoing if p is Execute else p for p in default(Autograde, "autograde_preprocessors")
+]
+c.Execute.kernel_name = "python3"
+# Grading one notebook takes seconds; 120 s leaves room for a submission that hangs everywhere.
+c.Execute.timeout = 120
+c.Execute.extra_arguments = [
+    "--HistoryManager.hist_file=:memory:",
+    "--InteractiveShell.xmode=Minimal",
+]
+# A warning printed to stderr must not turn a test cell into 0 points.
+c.IgnorePattern.pattern = r"Warning:"
+# Feedback never shows the hidden tests.
+c.GenerateFeedback.preprocessors = [ClearHiddenTests, *default(GenerateFeedback, "preprocessors")]
+warnings.filterwarnings("ignore", message=".*not in session")
+'''
+
+
+def build(course: Path, assignments: list[Assignment]) -> list[Path]:
+    """Write the course; return the files written."""
+    written = []
+
+    def write(path: Path, text: str) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+        written.append(path)
+
+    write(course / "nbgrader_config.py", config([a.slug for a in assignments]))
+    for assignment in assignments:
+        folder = course / "source" / assignment.slug
+        nb = json.dumps(notebook(assignment), indent=1) + "\n"
+        write(folder / f"{assignment.slug}.ipynb", nb)
+        write(folder / ANSWERS, quiz.blank_sheet(assignment.key))
+    return written
+
+
+# -- the way back: a submitted notebook as the files `autograder grade` reads -------------------
+
+
+def module_source(nb: dict[str, Any], assignment: Assignment) -> str:
+    """The student's module: our header, then each answer cell, found by its grade_id. A
+    missing answer cell counts as the stub, so it scores 0 without breaking the others."""
+    header, functions = split_module(assignment.reference_source)
+    answers = {}
+    for c in nb.get("cells", []):
+        meta = c.get("metadata", {}).get("nbgrader", {})
+        if c.get("cell_type") == "code" and meta.get("solution") and not meta.get("grade"):
+            text = c.get("source", "")
+            answers[meta.get("grade_id")] = text if isinstance(text, str) else "".join(text)
+    parts = [header]
+    for name, source in functions.items():
+        parts.append(answers.get(name, stubs.clear_solutions(source)))
+    return "\n\n".join(p.strip("\n") + "\n" for p in parts)
+
+
+def extract(notebook_file: Path, assignment: Assignment, into: Path) -> None:
+    """Write into INTO the module and answers.yaml that the notebook beside them stands for."""
+    try:
+        nb = json.loads(notebook_file.read_text())
+    except (OSError, ValueError):  # unreadable: every function counts as its stub
+        nb = {}
+    (into / assignment.module_file).write_text(module_source(nb, assignment))
+    sheet = notebook_file.parent / ANSWERS
+    if sheet.is_file() and not sheet.is_symlink():
+        (into / ANSWERS).write_bytes(sheet.read_bytes()[: quiz.MAX_BYTES + 1])
