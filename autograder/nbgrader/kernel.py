@@ -51,8 +51,15 @@ def feedback(tests: list[TestResult], notices: list[str]) -> str:
     # A notice that a test already repeats (attention.py did not import, say) is said once.
     said = {t.message for t in tests}
     lines = [f"! {report.neutralise(n)}" for n in notices if n not in said]
+    explained: set[str] = set()
     for test in tests:
-        lines += report.line(test)
+        mark = "PASS" if test.passed else "FAIL"
+        score = f"{report.points(test.score)}/{report.points(test.max_score)}"
+        lines.append(f"[{mark}] {score}  {report.neutralise(test.name)}")
+        if not test.passed:
+            said = bool(test.cause) and test.cause in explained
+            lines += ["    " + line for line in report.test_lines(test, explained=said)]
+            explained.add(test.cause)
     earned, total = sum(t.score for t in tests), sum(t.max_score for t in tests)
     lines.append(f"{report.points(earned)}/{report.points(total)} points")
     return "\n".join(lines)

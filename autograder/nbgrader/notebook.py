@@ -25,8 +25,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from autograder import quiz, stubs
+from autograder import stubs
 from autograder.assignment import Assignment, UsageError
+from autograder.sheet import MAX_BYTES, blank_sheet, describe
 
 HIDDEN_BEGIN, HIDDEN_END = "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS"
 ANSWERS = "answers.yaml"
@@ -203,7 +204,7 @@ def build(course: Path, assignments: list[Assignment]) -> list[Path]:
         folder = course / "source" / assignment.slug
         nb = json.dumps(notebook(assignment), indent=1) + "\n"
         write(folder / f"{assignment.slug}.ipynb", nb)
-        write(folder / ANSWERS, quiz.blank_sheet(assignment.key))
+        write(folder / ANSWERS, blank_sheet(describe(assignment.key)))
     return written
 
 
@@ -235,4 +236,4 @@ def extract(notebook_file: Path, assignment: Assignment, into: Path) -> None:
     (into / assignment.module_file).write_text(module_source(nb, assignment))
     sheet = notebook_file.parent / ANSWERS
     if sheet.is_file() and not sheet.is_symlink():
-        (into / ANSWERS).write_bytes(sheet.read_bytes()[: quiz.MAX_BYTES + 1])
+        (into / ANSWERS).write_bytes(sheet.read_bytes()[: MAX_BYTES + 1])
