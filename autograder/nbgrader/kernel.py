@@ -57,8 +57,8 @@ def feedback(tests: list[TestResult], notices: list[str]) -> str:
         score = f"{report.points(test.score)}/{report.points(test.max_score)}"
         lines.append(f"[{mark}] {score}  {report.neutralise(test.name)}")
         if not test.passed:
-            said = bool(test.cause) and test.cause in explained
-            lines += ["    " + line for line in report.test_lines(test, explained=said)]
+            again = bool(test.cause) and test.cause in explained
+            lines += ["    " + line for line in report.test_lines(test, explained=again)]
             explained.add(test.cause)
     earned, total = sum(t.score for t in tests), sum(t.max_score for t in tests)
     lines.append(f"{report.points(earned)}/{report.points(total)} points")
