@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import subprocess
 import sys
 import tempfile
@@ -102,50 +101,14 @@ def check_from_case(case: ElementTree.Element) -> Check:
 # -- the answer sheet -----------------------------------------------------------------------------
 
 
-def form_problem(question: dict[str, Any], given: Any) -> str:
-    """Why ``given`` is not an answer of the question's form, or "" when it is."""
-    kind = question["type"]
-    if given is None or given == "":
-        return "not answered yet"
-    if kind == "number" and sheet.as_number(given) is None:
-        return f"could not read {given!r} as a number"
-    if kind == "vector":
-        got = sheet.as_vector(given)
-        if got is None or None in got:
-            return f"could not read {given!r} as a list of numbers"
-        if len(got) != question["length"]:
-            return f"expected a list of {question['length']} numbers, got {len(got)}"
-    if kind == "choice" and sheet.as_choice(given, question["options"]) is None:
-        choices = ", ".join(f"{k} ({v})" for k, v in question["options"].items())
-        return f"{given!r} is not one of the choices: {choices}"
-    if kind == "fields":
-        if not isinstance(given, dict):
-            return "expected the keys " + ", ".join(f["id"] for f in question["fields"])
-        problems = [(f["id"], form_problem(f, given.get(f["id"]))) for f in question["fields"]]
-        return "; ".join(f"{field}: {why}" for field, why in problems if why)
-    return ""
-
-
-def line_of(text: str, key: str) -> int:
-    """The line where top-level ``key:`` starts (0 when absent); works on broken YAML too."""
-    for number, line in enumerate(text.splitlines(), start=1):
-        if re.match(rf"{re.escape(key)}\s*:", line):
-            return number
-    return 0
-
-
 def sheet_checks(repo: Path, questions: list[dict[str, Any]]) -> list[Check]:
-    path = repo / "answers.yaml"
-    answers, problems = sheet.read_sheet(path)
-    text = path.read_text(errors="replace") if path.is_file() and not path.is_symlink() else ""
+    """One check that the sheet reads, then one per question: answered, in a readable form."""
+    forms, problems = sheet.check_forms({"questions": questions}, repo / "answers.yaml")
     checks = [Check("answers.yaml: reads as YAML", not problems, "\n".join(problems))]
-    for number, question in enumerate(questions, start=1):
-        line = line_of(text, question["id"])
-        why = form_problem(question, answers.get(question["id"]))
-        where = f"answers.yaml, line {line}: " if line else "answers.yaml: "
-        message = f"{where}{question['id']}: {why}" if why else ""
-        name = f"answers.yaml: Q{number}. {question['title']}"
-        checks.append(Check(name, not why, message, line))
+    for form in forms:
+        where = f"answers.yaml, line {form.line}: " if form.line else "answers.yaml: "
+        message = f"{where}{form.id}: {form.problem}" if form.problem else ""
+        checks.append(Check(f"answers.yaml: {form.title}", form.ok, message, form.line or 0))
     return checks
 
 

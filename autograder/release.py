@@ -12,8 +12,8 @@ from __future__ import annotations
 import json
 import shutil
 from pathlib import Path
-from typing import Any
 
+from autograder import sheet
 from autograder.assignment import Assignment, UsageError
 from autograder.platforms.bundle import requirements
 
@@ -83,35 +83,14 @@ fix. These are practice checks, not your grade: the course grades your work with
 """
 
 
-def describe(question: dict[str, Any]) -> dict[str, Any]:
-    """A question's id, title and form, without its answer, tolerance or feedback."""
-    title = question.get("title") or question.get("ask", question["id"]).strip().splitlines()[0]
-    out: dict[str, Any] = {"id": question["id"], "title": title, "type": question["type"]}
-    if question["type"] == "choice":
-        out["options"] = dict(question["options"])
-    elif question["type"] == "vector":
-        out["length"] = len(question["answer"])  # the blank sheet states it too
-    elif question["type"] == "fields":
-        out["fields"] = [describe(f) for f in question["fields"]]
-    return out
-
-
 def practice_files() -> dict[str, str]:
-    """The practice checker's code, copied verbatim into the template's practice/ folder.
-
-    The one seam for the answer-sheet reader: ``sheet.py`` is the engine's Part 1 reader (safe
-    YAML reading with line numbers, and the answer forms ``as_number``, ``as_vector``,
-    ``as_choice`` that ``practice.form_problem`` calls), stdlib and PyYAML only. Until the
-    engine's ``autograder/sheet.py`` exists, it is ``quiz.py`` without its one import from this
-    package (used only when grading, which the template never does).
-    """
-    sheet = (
-        (PACKAGE / "quiz.py").read_text().replace("from autograder.result import TestResult\n", "")
-    )
+    """The practice checker's code, copied verbatim into the template's practice/ folder:
+    the checker, the GitHub formats, and the engine's own answer-sheet reader (``sheet.py``:
+    stdlib and PyYAML only, and it never holds the key)."""
     return {
         "check.py": (PACKAGE / "practice.py").read_text(),
         "github.py": (PACKAGE / "platforms" / "github.py").read_text(),
-        "sheet.py": sheet,
+        "sheet.py": (PACKAGE / "sheet.py").read_text(),
     }
 
 
@@ -129,7 +108,7 @@ def template_files(assignment: Assignment) -> dict[str, str]:
     questions = {
         "assignment": assignment.slug,
         "public_tests": public_tests(assignment),
-        "questions": [describe(q) for q in assignment.key["questions"]],
+        "questions": sheet.describe(assignment.key)["questions"],
     }
     files[f"{PRACTICE}/questions.json"] = json.dumps(questions, indent=2) + "\n"
     for name, content in practice_files().items():

@@ -193,7 +193,7 @@ def test_template_holds_no_secret(template, assignment):
             return {k for v in node for k in keys(v)}
         return set()
 
-    assert not keys(description) & {"answer", "idea", "tolerance", "points"}
+    assert not keys(description) & {"answer", "idea", "tolerance"}
     assert len(description["questions"]) == len(assignment.key["questions"])
 
 
