@@ -290,12 +290,6 @@ def reap_orphans() -> None:
             pass
 
 
-def record_sandbox(mode: str, allow_weak_sandbox: bool) -> Sandbox:
-    """The sandbox grading for record runs in: a strong one, unless allow_weak_sandbox."""
-    box = Sandbox.detect(mode)
-    return box
-
-
 # -- progress -----------------------------------------------------------------------------------
 
 
@@ -392,7 +386,7 @@ def grade_batch(
     out = Path(out)
     everyone = discover(submissions, assignment)
     check_output_folder(out, assignment.slug)
-    record_sandbox(sandbox_mode, allow_weak_sandbox)
+    Sandbox.for_record(sandbox_mode, allow_weak_sandbox)
     chosen = [s for s in everyone if in_shard(s.student, shard)]
     grader = grader_version(assignment)
     out.mkdir(parents=True, exist_ok=True)

@@ -176,6 +176,14 @@ class Sandbox:
             covers.append("signals and abstract unix sockets scoped")
         return f"ABI {self.landlock_abi}: " + ", ".join(covers)
 
+    @classmethod
+    def for_record(cls, mode: str = "auto", allow_weak: bool = False) -> Sandbox:
+        """The sandbox that grading for record runs in: refused when weak, unless the
+        instructor passes --allow-weak-sandbox."""
+        box = cls.detect(mode)
+        box.require_strong(allow_weak)
+        return box
+
     def require_strong(self, allow_weak: bool) -> None:
         """Grading for record refuses a weak sandbox unless the instructor accepts it."""
         if self.weak and not allow_weak:

@@ -95,12 +95,6 @@ def grade_notebook(assignment: Assignment, notebook: Path, sandbox: Sandbox) -> 
         return grade(assignment, Path(tmp), sandbox)
 
 
-def require_sandbox(allow_weak: bool) -> Sandbox:
-    """The sandbox for grading of record. The one place a weak sandbox is refused (the lead
-    wires ``require_strong(allow_weak)`` here)."""
-    return Sandbox.detect()
-
-
 def autograde(
     course: Path, slug: str, student: str | None = None, allow_weak: bool = False
 ) -> dict[str, Result]:
@@ -110,7 +104,7 @@ def autograde(
     if not source_file.is_file():
         raise UsageError(f"{source_file} not found: run `autograder nbgrader build` first")
     source = json.loads(source_file.read_text())
-    sandbox = require_sandbox(allow_weak)
+    sandbox = Sandbox.for_record(allow_weak=allow_weak)
     todo = submissions(course, slug, student)
     results: dict[str, Result] = {}
     with Gradebook(database(course)) as gb:
