@@ -66,6 +66,10 @@ REWRITE_ASSERTION = (
     "class AssertionError(BaseException):\n    pass\n"
     "builtins.AssertionError = AssertionError\n" + ONES
 )
+# Forgery inside the kernel: the test cells that follow call the patched grader.
+PATCH_GRADER = (
+    "from autograder.nbgrader import kernel\nkernel.check = lambda slug, checks: 5.0\n" + ONES
+)
 STDERR = (
     "import sys, warnings\n"
     "print('debugging output', file=sys.stderr)\n"
@@ -91,8 +95,10 @@ SUBMISSIONS: dict[str, tuple[str, dict[str, str | None], str]] = {
     ),
     "patches_numpy": ("release", {"masked_attention": PATCH_NUMPY}, ""),
     "rewrites_assertion": ("release", {"masked_attention": REWRITE_ASSERTION}, ""),
+    "patches_grader": ("release", {"masked_attention": PATCH_GRADER}, ""),
 }
-HOSTILE = ["patches_numpy", "rewrites_assertion", "exits"]
+FORGERS = ["patches_numpy", "rewrites_assertion", "patches_grader"]
+HOSTILE = [*FORGERS, "exits"]
 
 
 def make_submission(course: Path, student: str) -> None:
@@ -243,7 +249,7 @@ def test_same_scores_as_autograder_grade(course: dict[str, Any]) -> None:
         for grade_id, score in course["stored"][student].items():
             tests = notebook_tests(result, grade_id)
             assert score == pytest.approx(sum(t.score for t in tests)), (student, grade_id)
-        if student not in HOSTILE[:2]:
+        if student not in FORGERS:
             assert course["plain"][student] == pytest.approx(course["stored"][student]), student
 
 
@@ -268,9 +274,11 @@ def test_hostile_notebooks_forge_plain_nbgrader_but_not_ours(course: dict[str, A
     plain = {s: sum(course["plain"][s].values()) for s in HOSTILE}
     ours = {s: course["ours"][s].score for s in HOSTILE}
     print(f"hostile notebooks, plain nbgrader autograde: {plain}; ours: {ours}")
-    # Part 1 is blank in the two forgers; `exits` keeps the reference's Part 1 answers.
-    assert ours == {"patches_numpy": 0, "rewrites_assertion": 0, "exits": 30}
-    assert plain["patches_numpy"] > 0  # the forged masked_attention tests pass
+    # Part 1 is blank in the forgers; `exits` keeps the reference's Part 1 answers.
+    assert ours == {"patches_numpy": 0, "rewrites_assertion": 0, "patches_grader": 0, "exits": 30}
+    # Our test cells grade the notebook file in the sandbox, so patching NumPy or AssertionError
+    # in the kernel buys nothing even there; patching the grader the test cells call does.
+    assert plain["patches_grader"] > 0
     assert sum(t.score for t in course["ours"]["exits"].part("part2")) == 0
 
 
