@@ -302,7 +302,7 @@ def test_offline_the_same_command_checks_a_blank_template(template, tmp_path):
     assert "1/17 practice checks passed" in done.stdout
     assert "[PASS] answers.yaml: reads as YAML" in done.stdout
     assert done.stdout.count("[FAIL] answers.yaml: Q") == 10
-    assert "answers.yaml, line 7: third_token_positions: not answered yet" in done.stdout
+    assert "answers.yaml, line 8: third_token_positions: not answered" in done.stdout
     assert "NotImplementedError" in done.stdout
     assert "stop-commands" not in done.stdout
     assert not (repo / ".pytest_cache").exists()
