@@ -193,7 +193,9 @@ def described(got: Any) -> str:
     call = ctx.log.origin(got) if ctx else None
     if call is None:
         return "your function"
-    text = Call(call.function, call.args, call.kwargs).describe(show)
+    text = Call(call.function, call.args, call.kwargs, target=call.target, op=call.op).describe(
+        show
+    )
     if not call.path:
         return text
     names = returned_names(call.function)

@@ -236,6 +236,11 @@ class Worker:
         """Run ``function(*args, **kwargs)`` in the worker; return (result, printed output)."""
         return self.request(function, args, kwargs)
 
+    def measure(self, function: str, *args: Any, **kwargs: Any) -> tuple[Any, str, int]:
+        """Like ``call``, and also the peak memory in bytes that the call allocated."""
+        value, output = self.request(function, args, kwargs, measure=True)
+        return value, output, self.peak
+
     def request(
         self,
         name: str,

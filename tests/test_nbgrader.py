@@ -289,7 +289,7 @@ def test_feedback_shows_our_messages_and_no_hidden_test(course: dict[str, Any]) 
     # Ours leaves the same feedback as the test cells' outputs in autograded/.
     ours = (course["course"] / "autograded" / "mistake" / SLUG / f"{SLUG}.ipynb").read_text()
     for page in (html["mistake"], ours):
-        assert "causal-mask-transposed" in page and "Hint:" in page  # the diagnosis
+        assert "the causal mask is transposed" in page and "Hint:" in page  # the diagnosis
     for page in html.values():
         assert "kernel.check" not in page and "HIDDEN TESTS" not in page
 

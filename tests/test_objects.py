@@ -79,16 +79,14 @@ def session(tmp_path, box, source):
         reference=module_from_source(REFERENCE, "reference"),
         diagnoser=Diagnoser(catalogue, REFERENCE),
     )
-    context.active = ctx
-    return worker, Student(ctx)
+    return worker, ctx
 
 
 @pytest.fixture
 def honest(tmp_path, box):
-    worker, student = session(tmp_path, box, REFERENCE)
-    yield student
-    context.active = None
-    worker.close()
+    worker, ctx = session(tmp_path, box, REFERENCE)
+    with worker, context.running(ctx):
+        yield Student(ctx)
 
 
 def test_construct_call_read_and_set_through_handles(honest):
@@ -124,9 +122,10 @@ def test_an_object_from_a_worker_that_died_is_reported_lost(honest):
 
 @pytest.mark.parametrize("mistake", ["append-twice", "grow-forgets"])
 def test_the_diagnosis_replays_what_happened_to_the_object(tmp_path, box, mistake):
-    worker, student = session(tmp_path, box, variant_source(mistake))
+    worker, ctx = session(tmp_path, box, variant_source(mistake))
     reference = module_from_source(REFERENCE, "reference")
-    try:
+    with worker, context.running(ctx):
+        student = Student(ctx)
         cache, want = student.Cache(2), reference.Cache(2)
         for row in (np.ones(2), np.array([1.0, 2.0])):
             student.grow(cache, row)
@@ -135,6 +134,3 @@ def test_the_diagnosis_replays_what_happened_to_the_object(tmp_path, box, mistak
             expect(cache.total(), want.total())
         assert [m.name for m in error.value.mistakes] == [mistake]
         assert str(error.value).startswith("your Cache.total()")
-    finally:
-        context.active = None
-        worker.close()
