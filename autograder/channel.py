@@ -99,6 +99,8 @@ class Channel:
     @staticmethod
     def _wait(fd: int, deadline: Deadline, writing: bool) -> None:
         left = deadline.left()
+        if left <= 0:  # select refuses a negative timeout
+            raise ChannelTimeout(deadline, writing)
         ready = (
             select.select([], [fd], [], left)[1]
             if writing

@@ -46,7 +46,7 @@ def grade(assignment: Assignment, submission: Path, sandbox: Sandbox | None = No
     result.sandbox_strength = sandbox.strength
     result.instructor_notes.append(sandbox.strength)
     if sandbox.weak:
-        result.instructor_notes.append("WARNING: " + "; ".join(sandbox.notes))
+        result.instructor_notes.append("WARNING: weak sandbox: " + "; ".join(sandbox.notes))
     part1, problems = quiz.grade(assignment.key, submission / "answers.yaml")
     result.notices += problems
     part2 = run_suite(assignment, submission, sandbox, result.notices)
