@@ -417,10 +417,14 @@ def test_a_secret_never_shows_up_in_feedback(tmp_path, mode):
         timeout=120,
     )
     assert done.returncode == 0, done.stderr
-    assert "causal_mask raised RuntimeError" in done.stdout
+    # RuntimeError with what it found; PermissionError where Landlock hides /proc altogether
+    assert "causal_mask raised " in done.stdout
     shown = done.stdout + out.read_text()
     assert not any(value in shown for value in SECRETS.values())
-    assert ("[redacted]" in shown) == (mode == "plain")  # only plain hands secrets over
+    # the worker reaches the grader's secrets only when unconfined, or in the weak fallback
+    # without its own uid (the same uid may read the grader's /proc/<pid>/environ)
+    reachable = mode == "plain" or (mode == "fallback" and "uid" not in Sandbox.detect(mode).layers)
+    assert ("[redacted]" in shown) == reachable
 
 
 @pytest.fixture
