@@ -157,7 +157,7 @@ def test_a_sleep_at_import_costs_one_start_timeout_once(box, tmp_path):
         began = time.monotonic()
         with pytest.raises(StudentImportFailed):
             w.call("merge_heads", np.zeros((2, 3, 4)))
-        assert time.monotonic() - began < 0.1 and w.starts == 1
+        assert time.monotonic() - began < 1.0 and w.starts == 1  # no second start, no wait
 
 
 def test_a_call_that_starts_the_worker_does_not_overshoot_the_budget(box, tmp_path):
