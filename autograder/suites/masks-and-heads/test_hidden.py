@@ -41,8 +41,8 @@ def test_causal_mask_values(student, reference):
 
 @points(2, checks="causal_mask")
 def test_causal_mask_other_sizes(student, reference):
-    """works for n = 1 and n = 9"""
-    for n in (1, 9):
+    """works for n = 2 and n = 9"""
+    for n in (2, 9):  # not n = 1: there an inverted mask and a strict one look the same
         expect(student.causal_mask(n), reference.causal_mask(n))
 
 
