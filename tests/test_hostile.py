@@ -177,7 +177,8 @@ def test_grading_a_submission_where_everything_hangs_is_bounded(assignment, box,
     began = time.monotonic()
     result = grade(quick, submission(tmp_path, "all_hang"), box)
     elapsed = time.monotonic() - began
-    assert elapsed < BUDGET_TIMEOUTS * quick.timeout + 3.0, elapsed
+    # plus start-up, pytest and the diagnosis, which on a busy 2-core machine take seconds
+    assert elapsed < BUDGET_TIMEOUTS * quick.timeout + 5.0, elapsed
     part2 = result.part("part2")
     assert all(t.score == 0 and t.outcome == "timeout" for t in part2)
     assert sum("took longer than 0.5 s" in t.message for t in part2) >= BUDGET_TIMEOUTS // 2
