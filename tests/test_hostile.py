@@ -25,7 +25,15 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hostile import SANDBOXES, SLUG, leftovers, submission, twin_submission, uid_sandbox
+from hostile import (
+    SANDBOXES,
+    SLUG,
+    forget_earlier_processes,
+    leftovers,
+    submission,
+    twin_submission,
+    uid_sandbox,
+)
 
 from autograder import report
 from autograder.assignment import Assignment
@@ -48,6 +56,11 @@ from autograder.worker import (
 
 TIMEOUT = 1.0  # per call, in these tests; grading uses the suite's 5 s
 UNTOUCHED = {"masked_attention", "split_heads", "merge_heads"}  # never call causal_mask
+
+
+@pytest.fixture(autouse=True)
+def _only_this_tests_processes() -> None:
+    forget_earlier_processes()
 
 
 @pytest.fixture(scope="module")
@@ -578,8 +591,14 @@ def test_udp_gets_out_only_without_namespaces(box, tmp_path):
     (the README says so). It brings nothing back: the score is the twin's either way."""
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as server:
         server.bind(("127.0.0.1", 0))
-        value = escape(box, tmp_path, "network_out", protocol="udp", port=server.getsockname()[1])
-    assert escaped(value) == (not box.bwrap)
+        escape(box, tmp_path, "network_out", protocol="udp", port=server.getsockname()[1])
+        # arrived or not: a sendto in bubblewrap's own network namespace succeeds on its own
+        # loopback, so only the listener can tell
+        server.setblocking(False)
+        with contextlib.suppress(BlockingIOError):
+            assert server.recv(64) == b"stolen" and not box.bwrap
+            return
+    assert box.bwrap, "the datagram should have arrived: only namespaces stop UDP"
 
 
 @pytest.fixture

@@ -67,28 +67,50 @@ SANDBOXES = {"full": full_sandbox, "landlock": landlock_sandbox, "fallback": fal
 STRONG = ("full", "landlock")
 
 
-def leftovers(box: Sandbox) -> list[int]:
-    """Live descendants of this (grading) process other than its helpers, and live processes
-    of the sandbox uid: found independently of the reaper's own bookkeeping."""
+_EARLIER: set[int] = set()  # this process's descendants before the current test
+
+
+def forget_earlier_processes() -> None:
+    """Called as a test starts: helpers that other tests left running (multiprocessing's
+    resource tracker, a kernel) are not this test's leftovers."""
+    _EARLIER.clear()
+    _EARLIER.update(_descendants())
+
+
+def _descendants() -> set[int]:
     children: dict[int, list[int]] = {}
-    alive, owner = set(), {}
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
         try:
             fields = (entry / "stat").read_bytes().rsplit(b")", 1)[1].split()
-            owner[int(entry.name)] = entry.stat().st_uid
         except (OSError, IndexError):
             continue
         children.setdefault(int(fields[1]), []).append(int(entry.name))
-        if fields[0] not in (b"Z", b"X"):
-            alive.add(int(entry.name))
     found, todo = set(), list(children.get(os.getpid(), []))
     while todo:
         pid = todo.pop()
-        if pid not in helper_pids():
-            found.add(pid)
-            todo += children.get(pid, [])
+        found.add(pid)
+        todo += children.get(pid, [])
+    return found
+
+
+def leftovers(box: Sandbox) -> list[int]:
+    """Live descendants of this (grading) process started during this test, other than its
+    helpers, and live processes of the sandbox uid: found independently of the reaper's own
+    bookkeeping."""
+    alive, owner = set(), {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            state = (entry / "stat").read_bytes().rsplit(b")", 1)[1].split()[0]
+            owner[int(entry.name)] = entry.stat().st_uid
+        except (OSError, IndexError):
+            continue
+        if state not in (b"Z", b"X"):
+            alive.add(int(entry.name))
+    found = _descendants() - _EARLIER - helper_pids()
     found |= {pid for pid, uid in owner.items() if box.uid is not None and uid == box.uid}
     return sorted(found & alive)
 
