@@ -23,6 +23,7 @@ from pathlib import Path
 
 from autograder import leaks
 from autograder.assignment import Assignment
+from autograder.examplar import STUDENT_TESTS
 from autograder.grading import grade
 from autograder.mistakes import Variant, load_catalogue
 from autograder.result import Result, TestResult
@@ -143,7 +144,9 @@ class Checker:
         for variant in catalogue.mistakes:
             self.check_mistake(variant, self.graded[variant.name].part("part2"))
             self.check_charges(variant, self.graded[variant.name].part("part2"))
-        tests = reference.part("part2")
+        # the student-tests item grades the student's tests, not their code: no mistake in
+        # the code can fail it (tests/test_examplar.py checks it on its own terms)
+        tests = [t for t in reference.part("part2") if t.id != STUDENT_TESTS]
         for test in tests:
             caught = [v.name for v in catalogue.mistakes if failed(self.graded[v.name], test.id)]
             self.verify(
@@ -220,7 +223,11 @@ def fingerprint(files: dict[str, str], assignment: Assignment, sandbox: Sandbox)
     """Everything a grading's outcome depends on, hashed."""
     digest = hashlib.sha256()
     suite = sorted(p for p in assignment.suite.rglob("*") if p.is_file() and p.suffix != ".pyc")
-    parts = [*files.items(), *((str(p), p.read_text()) for p in suite)]
+    # by path within the suite: the same suite copied elsewhere grades the same
+    parts = [
+        *files.items(),
+        *((str(p.relative_to(assignment.suite)), p.read_text()) for p in suite),
+    ]
     setting = f"{sandbox.mode} {sandbox.layers} {sandbox.limits} {assignment.timeout}"
     parts += [("settings", setting)]
     for name, text in parts:

@@ -40,6 +40,8 @@ from autograder.result import TestResult
 from autograder.sandbox import Sandbox
 from autograder.worker import StudentProblem, Worker
 
+STUDENT_TESTS = "student_tests"  # the id of the item in results
+
 
 class Lender:
     """Serves the callbacks of a student's test: the one class it was lent, and the instances
@@ -156,7 +158,7 @@ def grade(
     buggy implementations that at least one test catches."""
     spec = runner.spec
     result = TestResult(
-        id="student_tests",
+        id=STUDENT_TESTS,
         name=f"{spec.filename}: your tests accept correct code and catch bugs",
         part="part2",
         score=0.0,
