@@ -9,6 +9,7 @@ diagnose a student (when their output equals the variant's, the feedback names t
 from __future__ import annotations
 
 import ast
+import functools
 import importlib.util
 import inspect
 import re
@@ -203,13 +204,21 @@ class Catalogue:
 
 
 def load_catalogue(path: Path) -> Catalogue:
-    """The suite's catalogue, loaded afresh (a grading run builds the variants it needs)."""
+    """The suite's catalogue, loaded once per content: a batch or a check grades many
+    submissions against one catalogue, and the variant modules it builds are kept with it."""
     if not path.exists():
         return Catalogue()
-    spec = importlib.util.spec_from_file_location(f"_mistakes_{path.parent.name}", path)
-    assert spec and spec.loader
+    return _catalogue(str(path.resolve()), path.read_bytes())
+
+
+@functools.lru_cache(maxsize=8)
+def _catalogue(path: str, content: bytes) -> Catalogue:
+    name = f"_mistakes_{Path(path).parent.name}"
+    spec = importlib.util.spec_from_loader(name, loader=None, origin=path)
+    assert spec
     module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module.__file__ = path  # inspect.getsource finds the variants' code through it
+    exec(compile(content, path, "exec"), module.__dict__)
     catalogue = getattr(module, "catalogue", None)
     if not isinstance(catalogue, Catalogue):
         raise TypeError(f"{path} must define `catalogue = Catalogue()`")
