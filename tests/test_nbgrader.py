@@ -336,6 +336,6 @@ def test_the_module_is_the_answer_cells_and_a_missing_one_is_the_stub(tmp_path: 
 
 def test_the_test_cells_carry_the_hidden_suites_points() -> None:
     assignment = Assignment.load(SLUG)
-    by_function = notebook.points_by_function(assignment.suite / "test_hidden.py")
+    by_function = notebook.points_by_piece(assignment.suite / "test_hidden.py")
     assert set(by_function) == set(assignment.functions)
     assert sum(by_function.values()) == assignment.points["part2"]

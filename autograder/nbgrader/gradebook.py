@@ -15,6 +15,7 @@ import json
 import shutil
 import tempfile
 import time
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -107,7 +108,9 @@ def autograde(
     sandbox = Sandbox.for_record(allow_weak=allow_weak)
     todo = submissions(course, slug, student)
     results: dict[str, Result] = {}
-    with Gradebook(database(course)) as gb:
+    with Gradebook(database(course)) as gb, warnings.catch_warnings():
+        # nbgrader's own autoflush warning on a new submission, as its config silences it
+        warnings.filterwarnings("ignore", message=".*not in session")
         try:
             gb.find_assignment(slug)
         except MissingEntry:

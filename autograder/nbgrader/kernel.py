@@ -21,7 +21,7 @@ from pathlib import Path
 from autograder import report
 from autograder.assignment import Assignment
 from autograder.grading import grade
-from autograder.nbgrader.notebook import ANSWERS, PART1, extract
+from autograder.nbgrader.notebook import ANSWERS, PART1, extract, piece_of
 from autograder.result import Result, TestResult
 
 # One grading per notebook version: the first test cell grades, the others read the result.
@@ -41,10 +41,11 @@ def graded(slug: str, folder: Path) -> Result:
     return _results[key]
 
 
-def cell_tests(result: Result, checks: str) -> list[TestResult]:
-    if checks == PART1:
+def cell_tests(result: Result, piece: str) -> list[TestResult]:
+    """The tests whose points one test cell shows: Part 1's, or one piece's."""
+    if piece == PART1:
         return result.part("part1")
-    return [t for t in result.part("part2") if t.checks == checks]
+    return [t for t in result.part("part2") if piece_of(t.checks) == piece]
 
 
 def feedback(tests: list[TestResult], notices: list[str]) -> str:

@@ -4,9 +4,11 @@ One notebook per assignment, ``source/<slug>/<slug>.ipynb``:
 
 - the handout, as Markdown;
 - a read-only cell with the module's header (docstring, imports), from the reference;
-- per function, an autograded-answer cell holding the reference function with its
-  ``### BEGIN SOLUTION`` markers (nbgrader clears them at release), followed by a test cell
-  worth the points of that function's hidden tests;
+- per top-level function or class, an autograded-answer cell holding the reference's with
+  its ``### BEGIN SOLUTION`` markers (nbgrader clears them at release), followed by a test
+  cell worth the points of its hidden tests (a class's cell, those of all its methods);
+- where the suite grades tests the student writes (``student_tests``), an answer cell for
+  that test module and a test cell worth the item's points;
 - a last test cell for Part 1, worth the quiz's points.
 
 Part 1 stays in ``answers.yaml`` beside the notebook (the blank sheet in ``source/``, listed in
@@ -34,34 +36,41 @@ ANSWERS = "answers.yaml"
 PART1 = "part1"
 
 
-def test_cell_id(checks: str) -> str:
-    return PART1 if checks == PART1 else f"test_{checks}"
+def test_cell_id(piece: str) -> str:
+    return PART1 if piece == PART1 else f"test_{piece}"
+
+
+def piece_of(checks: str) -> str:
+    """The cell a test's points go to: ``Class.method`` to its class's cell, a test module
+    ``test_layer.py`` to the cell of ``test_layer``, a function to its own."""
+    return checks.split(".")[0]
 
 
 # -- the pieces of an assignment --------------------------------------------------------------
 
 
 def split_module(source: str) -> tuple[str, dict[str, str]]:
-    """The module's header (everything before the first function) and each top-level function's
-    source, in order. Whatever follows a function up to the next one belongs to it."""
+    """The module's header (everything before the first function or class) and each top-level
+    function's or class's source, in order. Whatever follows one up to the next belongs to
+    it."""
     lines = source.splitlines(keepends=True)
     starts = [
         (node.name, (node.decorator_list[0] if node.decorator_list else node).lineno - 1)
         for node in ast.parse(source).body
-        if isinstance(node, ast.FunctionDef)
+        if isinstance(node, ast.FunctionDef | ast.ClassDef)
     ]
     if not starts:
-        raise UsageError("the reference module defines no function")
+        raise UsageError("the reference module defines no function or class")
     ends = [start for _, start in starts[1:]] + [len(lines)]
-    functions = {
+    pieces = {
         name: "".join(lines[s:e]).strip() + "\n" for (name, s), e in zip(starts, ends, strict=True)
     }
-    return "".join(lines[: starts[0][1]]).strip() + "\n", functions
+    return "".join(lines[: starts[0][1]]).strip() + "\n", pieces
 
 
-def points_by_function(suite_file: Path) -> dict[str, float]:
-    """Sum the ``@points(value, checks=...)`` of the hidden suite per checked function, read
-    statically: the suite is never imported to build a course."""
+def points_by_piece(suite_file: Path) -> dict[str, float]:
+    """Sum the ``@points(value, checks=...)`` of the hidden suite per cell (``piece_of``),
+    read statically: the suite is never imported to build a course."""
     totals: dict[str, float] = {}
     for node in ast.walk(ast.parse(suite_file.read_text())):
         if not isinstance(node, ast.FunctionDef) or not node.name.startswith("test"):
@@ -75,7 +84,8 @@ def points_by_function(suite_file: Path) -> dict[str, float]:
                 name = ast.literal_eval(checks)
             except (ValueError, IndexError, StopIteration) as error:
                 raise UsageError(f"{suite_file}: {node.name}: @points needs literals") from error
-            totals[name] = totals.get(name, 0.0) + value
+            piece = piece_of(name)
+            totals[piece] = totals.get(piece, 0.0) + value
     return totals
 
 
@@ -113,8 +123,8 @@ def test_cell(slug: str, checks: str, points: float, what: str) -> dict[str, Any
 
 
 def notebook(assignment: Assignment) -> dict[str, Any]:
-    header, functions = split_module(assignment.reference_source)
-    points = points_by_function(assignment.suite / "test_hidden.py")
+    header, pieces = split_module(assignment.reference_source)
+    points = points_by_piece(assignment.suite / "test_hidden.py")
     quiz_points = sum(float(q["points"]) for q in assignment.key["questions"])
     handout = assignment.starter / "README.md"
     cells = [
@@ -123,19 +133,25 @@ def notebook(assignment: Assignment) -> dict[str, Any]:
             "markdown",
             "## How to work in this notebook\n\n"
             f"- **Part 1**: write your answers in `{ANSWERS}`, beside this notebook.\n"
-            "- **Part 2**: complete each function in its cell below. Only those cells are "
-            "graded, as one module: put any helper you need inside one of them. Cells you add "
-            "are for your experiments.\n"
+            "- **Part 2**: complete each function or class in its cell below. Only those cells "
+            "are graded, as one module: put any helper you need inside one of them. Cells you "
+            "add are for your experiments.\n"
             "- The test cells run the hidden tests when your notebook is graded.",
         ),
         cell("code", header, {"locked": True, "grade_id": "header"}),
     ]
-    for name, source in functions.items():
+    for name, source in pieces.items():
         cells.append(cell("code", source, {"solution": True, "grade_id": name}))
         if name in points:
             cells.append(test_cell(assignment.slug, name, points.pop(name), f"Tests of {name}"))
-    for name, value in points.items():  # tests of something that is not one function
+    for name, value in points.items():  # tests of something that is not one piece
         cells.append(test_cell(assignment.slug, name, value, f"Tests of {name}"))
+    spec = assignment.student_tests
+    if spec:  # the student's own tests: one answer cell, graded as the item
+        source = (assignment.reference / spec.filename).read_text()
+        cells.append(cell("code", source, {"solution": True, "grade_id": spec.module}))
+        what = f"Your tests ({spec.filename})"
+        cells.append(test_cell(assignment.slug, spec.module, spec.points, what))
     cells.append(test_cell(assignment.slug, PART1, quiz_points, f"Part 1 ({ANSWERS})"))
     return {
         "cells": cells,
@@ -211,29 +227,48 @@ def build(course: Path, assignments: list[Assignment]) -> list[Path]:
 # -- the way back: a submitted notebook as the files `autograder grade` reads -------------------
 
 
-def module_source(nb: dict[str, Any], assignment: Assignment) -> str:
-    """The student's module: our header, then each answer cell, found by its grade_id. A
-    missing answer cell counts as the stub, so it scores 0 without breaking the others."""
-    header, functions = split_module(assignment.reference_source)
+def answer_cells(nb: dict[str, Any]) -> dict[str, str]:
+    """The student's answer cells, by grade_id."""
     answers = {}
     for c in nb.get("cells", []):
         meta = c.get("metadata", {}).get("nbgrader", {})
         if c.get("cell_type") == "code" and meta.get("solution") and not meta.get("grade"):
             text = c.get("source", "")
             answers[meta.get("grade_id")] = text if isinstance(text, str) else "".join(text)
+    return answers
+
+
+def module_source(nb: dict[str, Any], assignment: Assignment) -> str:
+    """The student's module: our header, then each answer cell, found by its grade_id. A
+    missing answer cell counts as the stub, so it scores 0 without breaking the others."""
+    header, pieces = split_module(assignment.reference_source)
+    answers = answer_cells(nb)
     parts = [header]
-    for name, source in functions.items():
+    for name, source in pieces.items():
         parts.append(answers.get(name, stubs.clear_solutions(source)))
     return "\n\n".join(p.strip("\n") + "\n" for p in parts)
 
 
+def code_files(nb: dict[str, Any], assignment: Assignment) -> dict[str, str]:
+    """Every file the student completes, as the notebook holds it: the module, and their
+    own test module where the suite grades one (its stub when the cell is missing)."""
+    files = {assignment.module_file: module_source(nb, assignment)}
+    spec = assignment.student_tests
+    if spec:
+        stub = stubs.clear_solutions((assignment.reference / spec.filename).read_text())
+        files[spec.filename] = answer_cells(nb).get(spec.module, stub)
+    return files
+
+
 def extract(notebook_file: Path, assignment: Assignment, into: Path) -> None:
-    """Write into INTO the module and answers.yaml that the notebook beside them stands for."""
+    """Write into INTO the code files and answers.yaml that the notebook beside them stands
+    for."""
     try:
         nb = json.loads(notebook_file.read_text())
     except (OSError, ValueError):  # unreadable: every function counts as its stub
         nb = {}
-    (into / assignment.module_file).write_text(module_source(nb, assignment))
+    for name, content in code_files(nb, assignment).items():
+        (into / name).write_text(content)
     sheet = notebook_file.parent / ANSWERS
     if sheet.is_file() and not sheet.is_symlink():
         (into / ANSWERS).write_bytes(sheet.read_bytes()[: MAX_BYTES + 1])
