@@ -249,7 +249,6 @@ class Sandbox:
 
         def confine() -> None:
             soft_cpu = limits.cpu_seconds
-            resource.setrlimit(resource.RLIMIT_AS, (limits.memory, limits.memory))
             resource.setrlimit(resource.RLIMIT_CPU, (soft_cpu, soft_cpu + 2))
             resource.setrlimit(resource.RLIMIT_FSIZE, (limits.file_size, limits.file_size))
             resource.setrlimit(resource.RLIMIT_NOFILE, (limits.open_files, limits.open_files))
@@ -263,6 +262,9 @@ class Sandbox:
             libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
             if os.getppid() != grader:  # the grader died before the line above
                 os._exit(1)
+            # Last: this child is a copy of the grader, whose address space may be larger
+            # than the limit, so any allocation after it could fail (exec starts afresh).
+            resource.setrlimit(resource.RLIMIT_AS, (limits.memory, limits.memory))
 
         return confine
 
