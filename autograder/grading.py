@@ -15,6 +15,7 @@ import contextlib
 import io
 import os
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -25,6 +26,7 @@ from autograder import examplar, quiz
 from autograder.assignment import Assignment, UsageError
 from autograder.context import GradingContext
 from autograder.mistakes import Diagnoser, load_catalogue, module_from_source
+from autograder.nbgrader.notebook import extract
 from autograder.plugin import GradingPlugin
 from autograder.report import neutralise
 from autograder.result import Result, TestResult
@@ -41,6 +43,27 @@ def grade(assignment: Assignment, submission: Path, sandbox: Sandbox | None = No
     if not submission.is_dir():
         raise UsageError(f"no such submission folder: {submission}")
     sandbox = sandbox or Sandbox.detect()
+    with handed_in_files(assignment, submission) as files:
+        result = grade_files(assignment, files, sandbox)
+    result.submission = str(submission)
+    return result
+
+
+@contextlib.contextmanager
+def handed_in_files(assignment: Assignment, submission: Path) -> Iterator[Path]:
+    """The folder of files to grade: the submission itself, or, where it holds the
+    assignment's notebook (nbgrader's layout) and not the module, the files that notebook
+    stands for, written into a temporary folder: the submission is never written to."""
+    notebook = submission / f"{assignment.slug}.ipynb"
+    if (submission / assignment.module_file).exists() or not notebook.is_file():
+        yield submission
+        return
+    with tempfile.TemporaryDirectory(prefix="notebook-") as tmp:
+        extract(notebook, assignment, Path(tmp))
+        yield Path(tmp)
+
+
+def grade_files(assignment: Assignment, submission: Path, sandbox: Sandbox) -> Result:
     start = time.perf_counter()
     result = Result(assignment=assignment.slug, submission=str(submission), sandbox=sandbox.layers)
     result.sandbox_strength = sandbox.strength

@@ -14,13 +14,14 @@ from pathlib import Path
 
 import jsonschema
 import pytest
-from dozen import HOSTILE, MISTAKES, graded, patient
+from dozen import HOSTILE, MISTAKES, build, graded, patient
 from hostile import SLUG
 
 from autograder import batch
 from autograder.assignment import Assignment
 from autograder.cli import main
 from autograder.grading import grade
+from autograder.nbgrader import notebook
 from autograder.sandbox import Sandbox
 
 ROOT = Path(__file__).parents[1]
@@ -331,3 +332,26 @@ def test_a_symlinked_student_folder_is_not_followed(tmp_path):
     assert ann.folder == folder / "ann"
     assert (mallory.student, mallory.folder, mallory.status) == ("mallory", None, "failed")
     assert "symbolic link" in mallory.notes[0]
+
+
+def test_nbgrader_submitted_notebooks_grade_as_their_files(tmp_path):
+    """grade-batch on nbgrader's submitted/<student>/<assignment>/ grades each notebook as the
+    code it holds: the same scores as the plain files, and the notebooks are not touched."""
+    assignment = patient()
+    plain = build(tmp_path / "plain")
+    submitted = tmp_path / "submitted"
+    for student in ("ada", "cy", "fay", "bo"):
+        folder = submitted / student / SLUG
+        folder.mkdir(parents=True)
+        files = {p.name: p.read_text() for p in (plain / student).glob("*.py")}
+        nb = notebook.as_notebook(assignment, files)
+        (folder / f"{SLUG}.ipynb").write_text(json.dumps(nb))
+        shutil.copy(plain / student / "answers.yaml", folder / "answers.yaml")
+    before = {p: p.read_bytes() for p in submitted.rglob("*") if p.is_file()}
+    batch.grade_batch(assignment, submitted, tmp_path / "out", jobs=2, say=lambda line: None)
+    box = Sandbox.detect()
+    for student in ("ada", "cy", "fay", "bo"):
+        record = json.loads((tmp_path / "out" / student / "results.json").read_text())
+        alone = grade(assignment, plain / student, box)
+        assert [t["score"] for t in record["tests"]] == [t.score for t in alone.tests], student
+    assert {p: p.read_bytes() for p in submitted.rglob("*") if p.is_file()} == before

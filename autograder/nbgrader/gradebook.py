@@ -23,7 +23,7 @@ from nbgrader.api import Gradebook, MissingEntry
 from nbgrader.utils import parse_utc
 
 from autograder.assignment import Assignment, UsageError
-from autograder.grading import grade
+from autograder.grading import grade_files
 from autograder.nbgrader.kernel import cell_tests, feedback
 from autograder.nbgrader.notebook import ANSWERS, PART1, extract
 from autograder.result import Result
@@ -90,10 +90,11 @@ def autograded_notebook(
 
 
 def grade_notebook(assignment: Assignment, notebook: Path, sandbox: Sandbox) -> Result:
+    """The notebook alone is the submission: any other file beside it is ignored."""
     with tempfile.TemporaryDirectory(prefix="nbgrader-") as tmp:
         if notebook.is_file():
             extract(notebook, assignment, Path(tmp))
-        return grade(assignment, Path(tmp), sandbox)
+        return grade_files(assignment, Path(tmp), sandbox)
 
 
 def autograde(

@@ -260,6 +260,28 @@ def code_files(nb: dict[str, Any], assignment: Assignment) -> dict[str, str]:
     return files
 
 
+def as_notebook(assignment: Assignment, files: dict[str, str]) -> dict[str, Any]:
+    """The notebook a student would hand in for these code files (the way there, for
+    benchmarks and tests): each answer cell holds the student's function or class of that
+    name; the first also holds the student's header (imports) and helpers."""
+    nb = notebook(assignment)
+    source = files.get(assignment.module_file, "")
+    try:
+        header, pieces = split_module(source)
+    except (SyntaxError, UsageError):  # not a module of functions: all of it in the first cell
+        header, pieces = source, {}
+    spec = assignment.student_tests
+    if spec and spec.filename in files:
+        pieces[spec.module] = files[spec.filename]
+    answers = [c for c in nb["cells"] if c["metadata"].get("nbgrader", {}).get("solution")]
+    ids = {c["metadata"]["nbgrader"]["grade_id"] for c in answers}
+    helpers = [text for name, text in pieces.items() if name not in ids]  # no cell of their own
+    for c in answers:
+        c["source"] = pieces.get(c["metadata"]["nbgrader"]["grade_id"], "")
+    answers[0]["source"] = "\n\n".join([header, *helpers, answers[0]["source"]])
+    return nb
+
+
 def extract(notebook_file: Path, assignment: Assignment, into: Path) -> None:
     """Write into INTO the code files and answers.yaml that the notebook beside them stands
     for."""
