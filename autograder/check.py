@@ -30,6 +30,8 @@ from autograder.result import Result, TestResult
 from autograder.sandbox import Sandbox
 from autograder.stubs import has_markers
 
+GRADED: dict[str, Result] = {}  # this process's variant gradings, by fingerprint
+
 
 class Checker:
     def __init__(
@@ -42,8 +44,8 @@ class Checker:
         self.assignment, self.sandbox, self.say = assignment, sandbox, say
         self.failures: list[str] = []
         self.graded: dict[str, Result] = {}  # variant name -> its grading, once checked
-        # gradings by fingerprint, which a caller checking again may share between checkers
-        self.cache: dict[str, Result] = {} if cache is None else cache
+        # gradings by fingerprint: a process that checks again (the engine's tests) reuses them
+        self.cache: dict[str, Result] = GRADED if cache is None else cache
 
     def verify(self, ok: bool, what: str, detail: str = "") -> None:
         self.say(f"  [{'ok' if ok else 'FAIL'}] {what}" + (f": {detail}" if detail else ""))

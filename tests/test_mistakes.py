@@ -29,10 +29,10 @@ def catalogue(assignment):
 
 
 @pytest.fixture(scope="module")
-def checked(assignment, check_cache):
+def checked(assignment):
     """One full `autograder check` of the assignment: (ok, printed lines, the checker)."""
     lines: list[str] = []
-    checker = Checker(assignment, Sandbox.detect("fallback"), lines.append, check_cache)
+    checker = Checker(assignment, Sandbox.detect("fallback"), lines.append)
     return checker.run(), lines, checker
 
 
