@@ -155,7 +155,7 @@ def init_bias_random(self, n_embed, n_head, context_length, seed=0):
     hint="The scale belongs to one head: d_head = n_embed // n_head.",
 )
 def scale_by_model_width(self, x):
-    return scored(self, x, scale=np.sqrt(x.shape[2]))
+    return scored(self, x, scale=np.sqrt(self.n_embed))
 
 
 @catalogue.mistake(
