@@ -129,6 +129,21 @@ def init_weights_unscaled(self, n_embed, n_head, context_length, seed=0):
     )
 
 
+@catalogue.mistake(
+    "init-bias-random",
+    replaces="CausalSelfAttention.__init__",
+    title="the output bias drawn at random instead of starting at zeros",
+    why="b_o is drawn at random like the weights. A bias starts at zeros, so that a new layer "
+    "adds nothing of its own to every token's output; only training should move it.",
+    hint="Draw the four weight matrices from the generator, but set b_o to np.zeros(n_embed).",
+)
+def init_bias_random(self, n_embed, n_head, context_length, seed=0):
+    if n_embed % n_head:
+        raise ValueError("n_head must divide n_embed")
+    fill(self, n_embed, n_head, context_length, seed)
+    self.b_o = np.random.default_rng(seed + 1).normal(size=n_embed) / np.sqrt(n_embed)
+
+
 # -- attention_weights ----------------------------------------------------------------------
 
 
@@ -140,7 +155,7 @@ def init_weights_unscaled(self, n_embed, n_head, context_length, seed=0):
     hint="The scale belongs to one head: d_head = n_embed // n_head.",
 )
 def scale_by_model_width(self, x):
-    return scored(self, x, scale=np.sqrt(x.shape[2]))
+    return scored(self, x, scale=np.sqrt(self.n_embed))
 
 
 @catalogue.mistake(

@@ -120,8 +120,10 @@ def test_weights_use_the_mask_buffer(student, reference, rng):
 @points(4, checks="CausalSelfAttention.attention_weights")
 def test_weights_reject_bad_input(student, reference, rng):
     """ValueError for x that is not 3-D, has the wrong width, or is longer than context"""
-    mine, _ = twins(student, reference, rng)
     for bad in ((5, N_EMBED), (2, 5, N_EMBED + 1), (1, CONTEXT + 2, N_EMBED)):
+        # a fresh layer for each input: the diagnosis rebuilds a layer by replaying every call
+        # that touched it, and an earlier call that raised would stop that replay
+        mine, _ = twins(student, reference, rng)
         with raises("ValueError"):
             mine.attention_weights(rng.normal(size=bad))
 

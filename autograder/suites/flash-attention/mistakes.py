@@ -2,7 +2,8 @@
 
 Each variant replaces one function of the reference; inside it, the other functions are the
 reference's, and so are the helpers below. A mistake in online_softmax_update therefore also
-shows in the reference's chunked_attention, which calls it.
+shows in the reference's chunked_attention, which calls it: suite.yaml grades the two
+together, and the handout says so.
 
 Families from the issue and the research notes (api-pitfalls.md, attention-facts.md): no
 rescaling when the max changes, l rescaled but not acc, a per-block max, the last partial

@@ -3,7 +3,10 @@
 Dimensions are chosen to expose bugs: the query length differs from the key length, the key
 width d (12) differs from the value width dv (5), and block sizes both divide the key length
 and leave a shorter last block. Expected values come from the reference at grading time.
-Tolerance: rtol 1e-5 and atol 1e-7 (the engine's default), so float32 passes.
+Tolerance: rtol 1e-5 and atol 1e-7 (the engine's default), except for chunked_attention,
+where atol is 1e-6: its outputs are weighted means of values of size about 1, so a correct
+float32 loop is off by a few 1e-7 wherever a mean comes out near 0 (measured up to about
+3e-7 beyond rtol at T = 4096, causal). The handout states both.
 
 Memory is graded at T = S = 4096, d = 64, block_size = 128: the peak that chunked_attention
 allocates (tracemalloc, in the worker) must stay within 1/8 of the dense (T, S) float64
@@ -30,6 +33,7 @@ WHY_BOUND = "1/8 of the 128.0 MiB that the dense (4096, 4096) float64 score matr
 # The known mistakes that give the right values with too much memory: the only ones worth
 # replaying at full size when a peak is over the bound.
 MEMORY_MISTAKES = ["scores-materialised", "causal-mask-materialised"]
+CHUNKED_TOLERANCE = {"rtol": 1e-5, "atol": 1e-6}
 
 
 def qkv(rng, T, S, scale=1.0):
@@ -156,7 +160,7 @@ def test_update_masked_row(student, reference, rng):
 
 def expect_chunked(student, reference, Q, K, V, **kwargs):
     got = student.chunked_attention(Q, K, V, **kwargs)
-    expect(got, reference.chunked_attention(Q, K, V, **kwargs))
+    expect(got, reference.chunked_attention(Q, K, V, **kwargs), **CHUNKED_TOLERANCE)
 
 
 @points(4, checks="chunked_attention")
@@ -192,7 +196,7 @@ def test_chunked_lse(student, reference, rng):
     """lse is log(sum_j exp(s_ij)) of each row of scaled scores, the max added back"""
     Q, K, V = qkv(rng, 5, 11, scale=2.0)
     _, lse = parts(student.chunked_attention(Q, K, V, block_size=4), "output", "lse")
-    expect(lse, reference.chunked_attention(Q, K, V, block_size=4)[1])
+    expect(lse, reference.chunked_attention(Q, K, V, block_size=4)[1], **CHUNKED_TOLERANCE)
 
 
 @points(6, checks="chunked_attention")
@@ -235,7 +239,7 @@ def test_chunked_large_logits(student, reference, rng):
         "the running max?",
         about=output,
     )
-    expect(got, reference.chunked_attention(Q, K, V, block_size=4))
+    expect(got, reference.chunked_attention(Q, K, V, block_size=4), **CHUNKED_TOLERANCE)
 
 
 def expect_small_peak(student, reference, rng, causal):
@@ -248,7 +252,7 @@ def expect_small_peak(student, reference, rng, causal):
         Q, K, V, block_size=BIG_BLOCK, causal=causal
     )
     right = all(
-        isinstance(g, np.ndarray) and g.shape == w.shape and np.allclose(g, w, 1e-5, 1e-7)
+        isinstance(g, np.ndarray) and g.shape == w.shape and np.allclose(g, w, **CHUNKED_TOLERANCE)
         for g, w in ((output, want_output), (lse, want_lse))
     )
     # No diagnosis here: replaying every known mistake at this size would take minutes, and
