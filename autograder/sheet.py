@@ -203,10 +203,13 @@ class Question:
         kept = ("id", "type", "ask", "title", "points")
         return {k: self.spec[k] for k in kept if self.spec.get(k) is not None}
 
-    def blank(self, number: int) -> list[str]:
+    def heading(self, number: int) -> list[str]:
+        """The question's number and every line of its text, as comments."""
         ask = self.ask.strip().splitlines() or [self.id]
-        lines = [f"# Q{number}. {ask[0]}", *(f"#     {line}" for line in ask[1:])]
-        return lines + [f"#     ({self.form()})", f"{self.id}: null"]
+        return [f"# Q{number}. {ask[0]}", *(f"#     {line}" for line in ask[1:])]
+
+    def blank(self, number: int) -> list[str]:
+        return self.heading(number) + [f"#     ({self.form()})", f"{self.id}: null"]
 
     def problem(self, given: Any) -> str:
         """Why ``given`` is not an answer of the expected form; "" when it is."""
@@ -383,7 +386,7 @@ class Fields(Question):
         return []
 
     def blank(self, number: int) -> list[str]:
-        lines = [f"# Q{number}. {self.ask.strip().splitlines()[0]}", f"{self.id}:"]
+        lines = [*self.heading(number), f"{self.id}:"]
         for f in self.fields:
             lines += [f"  # {f.ask} ({f.form()})", f"  {f.id}: null"]
         return lines

@@ -12,7 +12,7 @@ import yaml
 
 from autograder import quiz
 from autograder import sheet as quiz_sheet
-from autograder.assignment import Assignment
+from autograder.assignment import Assignment, slugs
 
 NUMBER = {"type": "number", "answer": 4, "idea": "Heads split the width."}
 VECTOR = {"type": "vector", "answer": [2, 0], "tolerance": 0.01, "idea": "One key gets it all."}
@@ -91,13 +91,32 @@ def test_grading_a_sheet(tmp_path):
     assert any("unknown keys ignored: mystery" in p for p in problems)
 
 
-def test_blank_sheet_lists_every_question_with_its_text():
-    key = Assignment.load("masks-and-heads").key
+@pytest.mark.parametrize("slug", slugs())
+def test_blank_sheet_lists_every_question_with_all_its_text(slug):
+    key = Assignment.load(slug).key
     sheet = quiz_sheet.blank_sheet(quiz_sheet.describe(key))
     for question in key["questions"]:
         assert f"{question['id']}:" in sheet
-        assert question["ask"].splitlines()[0] in sheet
-    assert len(key["questions"]) >= 10
+        for line in question["ask"].strip().splitlines():  # a multi-line ask, whole
+            assert line.strip() in sheet, (question["id"], line)
+    assert len(key["questions"]) >= 8
+
+
+def test_a_fields_question_shows_every_line_of_its_text():
+    key = {
+        "questions": [
+            {
+                "id": "q",
+                "ask": "Scores are [1, 2].\nV_block is [[3], [4]].",
+                "points": 2,
+                "type": "fields",
+                "fields": [{"id": "m", "ask": "the new max", "points": 2, "type": "number",
+                            "answer": 2}],
+            }
+        ]
+    }  # fmt: skip
+    sheet = quiz_sheet.blank_sheet(quiz_sheet.describe(key))
+    assert "Scores are [1, 2]." in sheet and "V_block is [[3], [4]]." in sheet
 
 
 # -- every form the sheet shows is accepted; the sheet module stands alone ------------------
