@@ -56,6 +56,7 @@ class TestLog:
     output: list[str] = field(default_factory=list)
     attempted: Call | None = None  # the latest call into the student's code, even one that raised
     count: int = 0
+    raised: set[int] = field(default_factory=set)  # seq of each call that raised
 
     def remember(self, value: Any, call: Call) -> None:
         self.calls[id(value)] = (value, call)  # keep value alive so its id stays unique
@@ -166,6 +167,7 @@ class GradingContext:
                 function, plain_args, plain_kwargs, handle, op, measure=measure
             )
         except Exception as problem:
+            self.log.raised.add(call.seq)
             output = getattr(problem, "output", "")
             if output:
                 self.log.output.append(output)

@@ -155,7 +155,12 @@ def rebuild(
     if id(obj) not in built:
         built[id(obj)] = replay(ctx, module, obj.origin, depth, built)
         for touch in obj.touches:
-            if touch.seq < before:
+            if touch.seq >= before:
+                continue
+            if touch.seq in ctx.log.raised:  # it raised for the student: it may here too
+                with contextlib.suppress(Exception):
+                    replay(ctx, module, touch, depth, built)
+            else:
                 replay(ctx, module, touch, depth, built)
     return built[id(obj)]
 

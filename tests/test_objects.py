@@ -134,3 +134,20 @@ def test_the_diagnosis_replays_what_happened_to_the_object(tmp_path, box, mistak
             expect(cache.total(), want.total())
         assert [m.name for m in error.value.mistakes] == [mistake]
         assert str(error.value).startswith("your Cache.total()")
+
+
+def test_a_call_that_raised_for_the_student_does_not_stop_the_replay(tmp_path, box):
+    """A test may first check that a bad input raises, then use the same object: replaying
+    that call on a variant raises too, and the diagnosis goes on past it."""
+    worker, ctx = session(tmp_path, box, variant_source("append-twice"))
+    reference = module_from_source(REFERENCE, "reference")
+    with worker, context.running(ctx):
+        student = Student(ctx)
+        cache, want = student.Cache(2), reference.Cache(2)
+        with pytest.raises(StudentRaised):
+            cache.append(np.ones(5))  # the wrong width: np.concatenate raises
+        cache.append(np.ones(2))
+        want.append(np.ones(2))
+        with pytest.raises(Feedback) as error:
+            expect(cache.total(), want.total())
+        assert [m.name for m in error.value.mistakes] == ["append-twice"]
