@@ -50,17 +50,10 @@ def main() -> None:
         folder.mkdir(parents=True)
         shutil.copy(course / "source" / SLUG / f"{SLUG}.ipynb", folder)
         shutil.copy(ROOT / "reference" / SLUG / "answers.yaml", folder)
-        # The same code as a plain folder, for `autograder grade`.
-        plain = Path(tmp) / "plain"
-        plain.mkdir()
-        code = "from autograder.nbgrader.notebook import extract; from autograder.assignment "
-        code += f"import Assignment; extract({str(folder / (SLUG + '.ipynb'))!r}, "
-        code += f"Assignment.load({SLUG!r}), {str(plain)!r})"
-        subprocess.run([python, "-c", code], env=env, check=True)
-
         ours, theirs = [], []
         for _ in range(args.repeat):
-            ours.append(timed([python, "-m", "autograder", "grade", SLUG, str(plain)], env))
+            # the same folder: `autograder grade` reads the notebook's answer cells
+            ours.append(timed([python, "-m", "autograder", "grade", SLUG, str(folder)], env))
             autograde = [*nbgrader, "autograde", SLUG, "--course-dir", str(course)]
             theirs.append(timed([*autograde, "--student", "student", "--force"], env, course))
         print(json.dumps({"autograder_grade_s": ours, "nbgrader_autograde_s": theirs}))
