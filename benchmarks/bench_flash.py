@@ -154,6 +154,7 @@ def plot(rows: list[dict[str, float]], path: Path, block_size: int) -> None:
     ax.set(xscale="log", yscale="log", xlabel="T = S", ylabel="peak memory rise (MiB)")
     ax.set_title(f"Attention memory, d = {D}, float64, block_size = {block_size}")
     ax.set_xticks(T, [str(t) for t in T])
+    ax.minorticks_off()  # the log axis's own labels would print over the T labels
     ax.legend(fontsize=8)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
