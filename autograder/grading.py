@@ -116,6 +116,7 @@ def run_suite(
             f"{assignment.module_file} was not found in the submission{hint}: Part 2 scores 0."
         )
     with Worker(submission, assignment.module, sandbox, assignment.timeout) as worker:
+        worker.prestart()
         plugin = GradingPlugin(
             GradingContext(worker=worker, reference=reference, diagnoser=diagnoser)
         )

@@ -202,8 +202,8 @@ class Sandbox:
     def command(self, runner: Path, submission: Path, tmp: Path, module: str) -> list[str]:
         """The argv that starts a worker for ``module`` in the ``submission`` copy."""
         seen = self.paths(runner, submission, tmp)
-        python = [sys.executable, "-I", f"{seen.runner}/worker_main.py"]
-        args = [seen.submission, module, f"{seen.scratch}/output.txt"]
+        python = [sys.executable, "-I", "-S", f"{seen.runner}/worker_main.py"]
+        args = [seen.submission, module, f"{seen.scratch}/output.txt", NUMPY_SITE]
         if not self.bwrap:
             return python + args
         argv = [self.bwrap, *_bwrap_base_args()]
@@ -506,6 +506,9 @@ def _allocate_uid() -> tuple[int | None, int | str]:
 
 
 # -- detection ----------------------------------------------------------------------------------
+
+
+NUMPY_SITE = str(Path(np.__file__).resolve().parent.parent)  # the folder NumPy is imported from
 
 
 def _python_paths(for_landlock: bool = False) -> list[str]:

@@ -184,6 +184,7 @@ class Worker:
         # serves the callbacks of a student's test that uses objects of ours (examplar.Lender)
         self.lender: Callable[[dict, list], tuple[dict, list[bytes]]] | None = None
         self.peak = 0  # bytes the last measured call allocated (see request)
+        self.unready = False  # started by prestart, its ready message not read yet
 
     @property
     def process(self) -> subprocess.Popen | None:
@@ -206,10 +207,22 @@ class Worker:
             self.running.stop()
             self.running = None
 
-    def _start(self) -> None:
+    def prestart(self) -> None:
+        """Start the worker now, so that it imports NumPy while the grader sets up its own
+        run; the first call waits for it to be ready, and the start is timed from there."""
+        if self.running is None and not self.import_problem:
+            self._spawn()
+
+    def _spawn(self) -> None:
         self.sequence = 0  # the ready message
         self.starts += 1
         self.running = WorkerProcess(self.submission, self.module, self.sandbox)
+        self.unready = True
+
+    def _start(self) -> None:
+        if self.running is None:
+            self._spawn()
+        self.unready = False
         limit = max(self.timeout, START_FLOOR)
         try:
             header, _ = self._receive(self.budget.deadline(limit), f"importing {self.filename}")
@@ -288,7 +301,7 @@ class Worker:
         op: str,
         measure: bool = False,
     ) -> tuple[Any, str]:
-        if self.running is None:
+        if self.running is None or self.unready:
             self._start()
             if self.import_problem:
                 raise self.import_problem.with_traceback(None)

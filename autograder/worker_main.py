@@ -1,6 +1,6 @@
 """The untrusted side: import the student's module and run the calls the grader asks for.
 
-Usage: python -I worker_main.py SUBMISSION_DIR MODULE CAPTURE_FILE
+Usage: python -I -S worker_main.py SUBMISSION_DIR MODULE CAPTURE_FILE [NUMPY_SITE_DIR]
 
 The grader talks to this process over its stdin/stdout. Those two descriptors are moved
 aside at start, so what the student prints goes to CAPTURE_FILE instead, and is handed back
@@ -19,6 +19,9 @@ import tracemalloc
 
 RUNNER = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, RUNNER)
+# Started with -S: no site module (a fifth of the start-up, and no .pth hooks of the grader's
+# environment). NumPy's folder comes last on the command line.
+sys.path += sys.argv[4:5]
 import landlock  # noqa: E402
 import wire  # noqa: E402
 

@@ -173,6 +173,25 @@ def test_a_sleep_at_import_costs_one_start_timeout_once(box, tmp_path):
         assert time.monotonic() - began < 1.0 and w.starts == 1  # no second start, no wait
 
 
+def test_a_prestarted_worker_is_the_one_the_first_call_uses(box, tmp_path):
+    """Grading starts the worker before pytest sets up, so that it imports NumPy meanwhile;
+    the first call uses that worker, and a slow import is still timed from the first call."""
+    with worker(submission(tmp_path), box) as w:
+        w.prestart()
+        started = w.process
+        assert started is not None and w.starts == 1
+        value, _ = w.call("merge_heads", np.zeros((2, 3, 4)))
+        assert value.shape == (3, 8) and w.process is started and w.starts == 1
+    with worker(submission(tmp_path / "slow", "sleep_at_import"), box) as w:
+        w.prestart()
+        time.sleep(TIMEOUT)  # the grader's own set-up: not charged to the student's import
+        began = time.monotonic()
+        with pytest.raises(StudentImportFailed, match="did not finish importing"):
+            w.call("causal_mask", 4)
+        assert max(TIMEOUT, START_FLOOR) - 0.5 < time.monotonic() - began
+        assert w.starts == 1
+
+
 def test_a_call_that_starts_the_worker_does_not_overshoot_the_budget(box, tmp_path):
     """The start's wait is charged before the call waits, not after the call returns."""
     folder = submission(tmp_path, "slow_import_then_hang")
