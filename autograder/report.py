@@ -23,6 +23,7 @@ import html
 from collections import Counter
 from dataclasses import dataclass
 
+from autograder.platforms.github import neutralise
 from autograder.result import Result, TestResult
 
 PART1 = "Part 1 (answers.yaml)"
@@ -38,17 +39,6 @@ OUTCOME_CAUSES = {
     "invalid-output": "it returns something the tests cannot use",
     "wrong": "",
 }
-
-
-def neutralise(text: str) -> str:
-    """Defuse GitHub workflow commands (``::name ...::``, ``##[name]``) and control characters.
-
-    No ``::`` or ``##[`` survives, so no line of the result can start a command, however it
-    is indented; carriage returns and other control characters become ``?``."""
-    text = "".join(c if c.isprintable() or c in "\n\t" else "?" for c in text)
-    while "::" in text or "##[" in text:
-        text = text.replace("::", ": :").replace("##[", "# #[")
-    return text
 
 
 def points(value: float) -> str:

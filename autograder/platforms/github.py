@@ -36,7 +36,11 @@ class Test(Protocol):
 
 
 def neutralise(text: str) -> str:
-    """Defuse workflow commands (``::name ...::``, ``##[name]``) and control characters."""
+    """Defuse GitHub workflow commands (``::name ...::``, ``##[name]``) and control characters.
+
+    No ``::`` or ``##[`` survives, so no line of the result can start a command, however it
+    is indented; carriage returns and other control characters become ``?``. (Stdlib only:
+    the student template carries this module; the engine's report uses it too.)"""
     text = "".join(c if c.isprintable() or c in "\n\t" else "?" for c in text)
     while "::" in text or "##[" in text:
         text = text.replace("::", ": :").replace("##[", "# #[")
