@@ -36,7 +36,6 @@ import os
 import pwd
 import random
 import re
-import resource
 import shutil
 import signal
 import stat
@@ -44,9 +43,9 @@ import subprocess
 import sys
 import time
 import weakref
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -55,7 +54,6 @@ from autograder.assignment import UsageError
 
 MODES = ("auto", "landlock", "fallback", "plain")
 PR_SET_CHILD_SUBREAPER = 36
-PR_SET_PDEATHSIG = 1
 # Outside every range systemd reserves (users up to 60513, homed, DynamicUser 61184-65519,
 # nobody 65534, containers from 524288) and below the usual /etc/subuid start (100000).
 SANDBOX_UIDS = range(70000, 71000)
@@ -238,35 +236,35 @@ class Sandbox:
                 env[name] = os.environ[name]
         return env
 
-    def preexec(self) -> Callable[[], None] | None:
-        """Runs in the child between fork and exec: limits, the uid, then death with the grader."""
+    def worker_limits(self) -> dict[str, Any] | None:
+        """What the worker applies to itself first thing, before NumPy or any student code:
+        resource limits, then death with the grader. Applied there rather than between fork
+        and exec, so that starting a worker runs no Python in a copy of the grader."""
         if self.mode == "plain":
             return None
-        limits, uid, grader = self.limits, self.uid, os.getpid()
+        limits = self.limits
         # RLIMIT_NPROC counts every process of the real uid: a shared uid needs headroom.
-        processes = limits.processes + (0 if uid is not None else _own_process_count())
-        libc = ctypes.CDLL(None, use_errno=True)
+        processes = limits.processes + (0 if self.uid is not None else _own_process_count())
+        cpu = limits.cpu_seconds
+        return {
+            "rlimits": {
+                "RLIMIT_AS": [limits.memory, limits.memory],
+                "RLIMIT_CPU": [cpu, cpu + 2],
+                "RLIMIT_FSIZE": [limits.file_size, limits.file_size],
+                "RLIMIT_NOFILE": [limits.open_files, limits.open_files],
+                "RLIMIT_CORE": [0, 0],
+                "RLIMIT_NPROC": [processes, processes],
+            },
+            # bwrap dies with the grader (--die-with-parent) and the PID namespace with it;
+            # without it the worker's parent is the grader, whose death it must outlive never
+            "grader": None if self.bwrap else os.getpid(),
+        }
 
-        def confine() -> None:
-            soft_cpu = limits.cpu_seconds
-            resource.setrlimit(resource.RLIMIT_CPU, (soft_cpu, soft_cpu + 2))
-            resource.setrlimit(resource.RLIMIT_FSIZE, (limits.file_size, limits.file_size))
-            resource.setrlimit(resource.RLIMIT_NOFILE, (limits.open_files, limits.open_files))
-            resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-            resource.setrlimit(resource.RLIMIT_NPROC, (processes, processes))
-            if uid is not None:
-                os.setgroups([])
-                os.setgid(uid)
-                os.setuid(uid)
-            # after setuid, which clears it; fires when the grader's forking thread dies
-            libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-            if os.getppid() != grader:  # the grader died before the line above
-                os._exit(1)
-            # Last: this child is a copy of the grader, whose address space may be larger
-            # than the limit, so any allocation after it could fail (exec starts afresh).
-            resource.setrlimit(resource.RLIMIT_AS, (limits.memory, limits.memory))
-
-        return confine
+    def spawn_options(self) -> dict[str, Any]:
+        """subprocess.Popen's part: the dedicated uid, with no supplementary groups."""
+        if self.uid is None:
+            return {}
+        return {"user": self.uid, "group": self.uid, "extra_groups": []}
 
     def prepare(self, path: Path, writable: bool) -> None:
         """Give the sandbox uid the access it needs to a job folder."""
@@ -614,8 +612,8 @@ def _probe_bwrap(path: str, box: Sandbox) -> tuple[str | None, str]:
             probe,
             capture_output=True,
             timeout=30,
-            preexec_fn=box.preexec(),
             env=box.environment(),
+            **box.spawn_options(),
         )
     except (OSError, subprocess.TimeoutExpired) as error:
         return None, f"bwrap could not start: {error}"

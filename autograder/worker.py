@@ -114,6 +114,9 @@ class WorkerProcess:
         rules = self.sandbox.landlock_rules(runner, copy, scratch)
         if rules:
             (runner / "landlock.json").write_text(json.dumps(rules))
+        limits = self.sandbox.worker_limits()
+        if limits:
+            (runner / "limits.json").write_text(json.dumps(limits))
         copy_submission(submission, copy)
         scratch.mkdir()
         self.sandbox.prepare(runner, writable=False)
@@ -126,8 +129,8 @@ class WorkerProcess:
             stderr=subprocess.DEVNULL,
             cwd=str(scratch),
             env=self.sandbox.environment(),
-            preexec_fn=self.sandbox.preexec(),
             start_new_session=True,
+            **self.sandbox.spawn_options(),
         )
         self.sandbox.reaper.started(self.process, self.job)
         assert self.process.stdin is not None and self.process.stdout is not None
