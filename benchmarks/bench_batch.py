@@ -36,35 +36,42 @@ SLUG = "masks-and-heads"
 PAGE = os.sysconf("SC_PAGE_SIZE")
 
 
-def tree_rss(root: int) -> int:
-    """Resident bytes of ``root`` and all its descendants, now."""
-    parent, rss = {}, {}
+def tree_rss(root: int) -> tuple[int, int]:
+    """Resident bytes, now, of ``root`` and all its descendants together, and of the largest
+    sandboxed worker among them (a process running worker_main.py)."""
+    parent, rss, worker = {}, {}, {}
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
             try:
                 fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+                command = (entry / "cmdline").read_bytes()
             except OSError:
                 continue
-            parent[int(entry.name)], rss[int(entry.name)] = int(fields[1]), int(fields[21])
-    total, todo = 0, [root]
+            pid = int(entry.name)
+            parent[pid], rss[pid] = int(fields[1]), int(fields[21]) * PAGE
+            worker[pid] = b"worker_main.py" in command and b"bwrap" not in command
+    total, largest, todo = 0, 0, [root]
     while todo:
         pid = todo.pop()
-        total += rss.get(pid, 0) * PAGE
+        total += rss.get(pid, 0)
+        largest = max(largest, rss.get(pid, 0) if worker.get(pid) else 0)
         todo += [child for child, p in parent.items() if p == pid]
-    return total
+    return total, largest
 
 
-def timed(command: list[str], env: dict[str, str], cwd: Path) -> tuple[float, int]:
-    """Wall seconds, and the peak resident bytes of the whole process tree."""
+def timed(command: list[str], env: dict[str, str], cwd: Path) -> tuple[float, int, int]:
+    """Wall seconds, and the peak resident bytes of the whole process tree and of one
+    worker."""
     start = time.perf_counter()
     process = subprocess.Popen(
         command, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
     )
-    peak = [0]
+    peak = [0, 0]
 
     def sample() -> None:
         while process.poll() is None:
-            peak[0] = max(peak[0], tree_rss(process.pid))
+            total, worker = tree_rss(process.pid)
+            peak[:] = max(peak[0], total), max(peak[1], worker)
             time.sleep(0.05)
 
     sampler = threading.Thread(target=sample, daemon=True)
@@ -74,7 +81,7 @@ def timed(command: list[str], env: dict[str, str], cwd: Path) -> tuple[float, in
     sampler.join()
     if process.returncode != 0:
         sys.exit(f"failed: {' '.join(command)}\n{out[-3000:]}")
-    return wall, peak[0]
+    return wall, peak[0], peak[1]
 
 
 def main() -> None:
@@ -130,9 +137,11 @@ def main() -> None:
     print(f"| s per student | {per_ours:.3f} | {per_theirs:.3f} | {per_theirs / per_ours:.1f}x |")
     print(f"| {n} students | {ours[0]:.1f} s | {theirs[0]:.1f} s | |")
     print(f"| peak memory, whole batch | {ours[1] / mib:.0f} MiB | {theirs[1] / mib:.0f} MiB | |")
+    print(f"| peak memory, one worker | {ours[2] / mib:.0f} MiB | {theirs[2] / mib:.0f} MiB | |")
     print(f"| projected: 2,000 students in 20 shards | {100 * per_ours:.0f} s per shard | | |")
     largest = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
-    print(f"largest single process (a worker, a kernel or a grader): {largest:.0f} MiB")
+    print(f"largest single process (a job, a kernel, an nbgrader): {largest:.0f} MiB")
+    print("(nbgrader's kernels call the same sandboxed workers, sampled every 50 ms)")
 
 
 if __name__ == "__main__":
