@@ -13,6 +13,7 @@ get. It prints a table of mistakes against the tests that caught them.
 from __future__ import annotations
 
 import copy
+import functools
 import hashlib
 import shutil
 import subprocess
@@ -30,7 +31,7 @@ from autograder.result import Result, TestResult
 from autograder.sandbox import Sandbox
 from autograder.stubs import has_markers
 
-GRADED: dict[str, Result] = {}  # this process's variant gradings, by fingerprint
+GRADED: dict[str, Result] = {}  # this process's variant gradings, by their inputs' digest
 
 
 class Checker:
@@ -39,13 +40,10 @@ class Checker:
         assignment: Assignment,
         sandbox: Sandbox,
         say: Callable[[str], None] = print,
-        cache: dict[str, Result] | None = None,
     ) -> None:
         self.assignment, self.sandbox, self.say = assignment, sandbox, say
         self.failures: list[str] = []
         self.graded: dict[str, Result] = {}  # variant name -> its grading, once checked
-        # gradings by fingerprint: a process that checks again (the engine's tests) reuses them
-        self.cache: dict[str, Result] = GRADED if cache is None else cache
 
     def verify(self, ok: bool, what: str, detail: str = "") -> None:
         self.say(f"  [{'ok' if ok else 'FAIL'}] {what}" + (f": {detail}" if detail else ""))
@@ -198,52 +196,55 @@ class Checker:
             else "",
         )
 
+    @functools.cached_property
+    def reference_files(self) -> dict[str, str]:
+        """The reference's code files and answers: every variant starts from them."""
+        a = self.assignment
+        names = [*a.code_files, "answers.yaml"]
+        return {name: (a.reference / name).read_text() for name in names}
+
+    @functools.cached_property
+    def shared_inputs(self) -> str:
+        """What every variant's grading depends on besides its own files, hashed once: the
+        suite's files (by path within the suite: a copy elsewhere grades the same), the
+        sandbox and the timeout."""
+        a, box = self.assignment, self.sandbox
+        suite = sorted(p for p in a.suite.rglob("*") if p.is_file() and p.suffix != ".pyc")
+        parts = [(str(p.relative_to(a.suite)), p.read_text()) for p in suite]
+        return digest([*parts, ("settings", f"{box.mode} {box.layers} {box.limits} {a.timeout}")])
+
     def grade_variant(self, variant: Variant) -> Result:
         """Grade a variant as a submission: the reference with one function replaced.
 
-        A variant's grading depends only on its source, the reference's answers, the suite's
-        files, the sandbox and the timeout; one already graded with the same inputs and kept
-        in ``cache`` (a long-lived process checking again, as the engine's own tests do) is
-        reused.
+        A variant's grading depends only on its files and ``shared_inputs``; one already
+        graded with the same inputs in this process (the engine's tests check again and
+        again) is reused from ``GRADED``.
         """
         a = self.assignment
-        files = {name: (a.reference / name).read_text() for name in a.code_files}
-        files |= {
-            a.module_file: variant.source(a.reference_source),
-            "answers.yaml": (a.reference / "answers.yaml").read_text(),
-        }
-        key = fingerprint(files, a, self.sandbox)
-        if key not in self.cache:
+        files = self.reference_files | {a.module_file: variant.source(a.reference_source)}
+        key = digest([("shared", self.shared_inputs), *files.items()])
+        if key not in GRADED:
             with tempfile.TemporaryDirectory() as tmp:
                 for name, content in files.items():
                     (Path(tmp) / name).write_text(content)
-                self.cache[key] = self.grade(Path(tmp))
-        return copy.deepcopy(self.cache[key])
+                GRADED[key] = self.grade(Path(tmp))
+        return copy.deepcopy(GRADED[key])
 
 
-def fingerprint(files: dict[str, str], assignment: Assignment, sandbox: Sandbox) -> str:
-    """Everything a grading's outcome depends on, hashed."""
-    digest = hashlib.sha256()
-    suite = sorted(p for p in assignment.suite.rglob("*") if p.is_file() and p.suffix != ".pyc")
-    # by path within the suite: the same suite copied elsewhere grades the same
-    parts = [
-        *files.items(),
-        *((str(p.relative_to(assignment.suite)), p.read_text()) for p in suite),
-    ]
-    setting = f"{sandbox.mode} {sandbox.layers} {sandbox.limits} {assignment.timeout}"
-    parts += [("settings", setting)]
+def digest(parts: list[tuple[str, str]]) -> str:
+    """One hash of named texts, unambiguous (each is length-prefixed)."""
+    hashed = hashlib.sha256()
     for name, text in parts:
-        digest.update(f"{len(name)}:{name}{len(text)}:{text}".encode())
-    return digest.hexdigest()
+        hashed.update(f"{len(name)}:{name}{len(text)}:{text}".encode())
+    return hashed.hexdigest()
 
 
 def check(
     assignment: Assignment,
     sandbox: Sandbox,
     say: Callable[[str], None] = print,
-    cache: dict[str, Result] | None = None,
 ) -> bool:
-    checker = Checker(assignment, sandbox, say, cache)
+    checker = Checker(assignment, sandbox, say)
     ok = checker.run()
     say(f"{assignment.slug}: {'OK' if ok else f'{len(checker.failures)} problem(s)'}\n")
     return ok
