@@ -255,8 +255,8 @@ class Sandbox:
                 "RLIMIT_CORE": [0, 0],
                 "RLIMIT_NPROC": [processes, processes],
             },
-            # bwrap dies with the grader (--die-with-parent) and the PID namespace with it;
-            # without it the worker's parent is the grader, whose death it must outlive never
+            # the worker's parent, whose death it must not outlive; under bwrap that parent is
+            # bwrap, which dies with the grader (--die-with-parent), so there is none to check
             "grader": None if self.bwrap else os.getpid(),
         }
 

@@ -222,7 +222,8 @@ class Worker:
         self.running = WorkerProcess(self.submission, self.module, self.sandbox)
         self.unready = True
 
-    def _start(self) -> None:
+    def _await_ready(self) -> None:
+        """Start the worker if prestart did not, then wait for its ready message."""
         if self.running is None:
             self._spawn()
         self.unready = False
@@ -305,7 +306,7 @@ class Worker:
         measure: bool = False,
     ) -> tuple[Any, str]:
         if self.running is None or self.unready:
-            self._start()
+            self._await_ready()
             if self.import_problem:
                 raise self.import_problem.with_traceback(None)
         blobs: list[bytes] = []
