@@ -28,6 +28,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
 from dozen import build  # noqa: E402
+from test_nbgrader import jupyter_env  # noqa: E402
 
 from autograder.assignment import Assignment  # noqa: E402
 from autograder.nbgrader.notebook import as_notebook  # noqa: E402
@@ -101,9 +102,7 @@ def main() -> None:
     python = sys.executable
     with tempfile.TemporaryDirectory(prefix="bench-batch-") as tmp:
         course = Path(tmp) / "course"
-        env = dict(os.environ, PYTHONPATH=str(ROOT), AUTOGRADER_ROOT=str(ROOT))
-        for name in ("JUPYTER_CONFIG_DIR", "JUPYTER_DATA_DIR", "JUPYTER_RUNTIME_DIR", "IPYTHONDIR"):
-            env[name] = str(Path(tmp) / "jupyter" / name.lower())
+        env = jupyter_env(Path(tmp) / "jupyter")
         autograder, nbgrader = [python, "-m", "autograder"], [python, "-m", "nbgrader"]
         timed([*autograder, "nbgrader", "build", str(course), SLUG], env, course.parent)
         timed([*nbgrader, "generate_assignment", SLUG, "--course-dir", str(course)], env, course)

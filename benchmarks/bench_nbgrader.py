@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -21,6 +20,10 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
+
+from test_nbgrader import jupyter_env  # noqa: E402
+
 SLUG = "masks-and-heads"
 
 
@@ -38,10 +41,7 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="bench-nbgrader-") as tmp:
         course = Path(tmp) / "course"
-        env = dict(os.environ, PYTHONPATH=str(ROOT), AUTOGRADER_ROOT=str(ROOT))
-        for name in ("JUPYTER_CONFIG_DIR", "JUPYTER_DATA_DIR", "JUPYTER_RUNTIME_DIR", "IPYTHONDIR"):
-            env[name] = str(course / ".jupyter" / name.lower())
-            Path(env[name]).mkdir(parents=True)
+        env = jupyter_env(course / ".jupyter")
         python = sys.executable
         nbgrader = [python, "-m", "nbgrader"]
         timed([python, "-m", "autograder", "nbgrader", "build", str(course), SLUG], env)

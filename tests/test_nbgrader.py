@@ -124,6 +124,16 @@ def make_submission(course: Path, student: str) -> None:
     (folder / "answers.yaml").write_text(answers)
 
 
+def jupyter_env(folder: Path) -> dict[str, str]:
+    """This checkout on the path, and Jupyter's and IPython's settings in ``folder``, so
+    that nothing of the machine's own Jupyter set-up takes part."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT), AUTOGRADER_ROOT=str(ROOT))
+    for name in ("JUPYTER_CONFIG_DIR", "JUPYTER_DATA_DIR", "JUPYTER_RUNTIME_DIR", "IPYTHONDIR"):
+        env[name] = str(folder / name.lower())
+        Path(env[name]).mkdir(parents=True)
+    return env
+
+
 def nbgrader(course: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProcess:
     # `export` takes no --course-dir: it reads the course from the folder it runs in.
     where = [] if args[0] == "export" else ["--course-dir", str(course)]
@@ -148,10 +158,7 @@ def stored_scores(course: Path) -> dict[str, dict[str, float | None]]:
 @pytest.fixture(scope="session")
 def course(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     course = tmp_path_factory.mktemp("course")
-    env = dict(os.environ, PYTHONPATH=str(ROOT), AUTOGRADER_ROOT=str(ROOT))
-    for name in ("JUPYTER_CONFIG_DIR", "JUPYTER_DATA_DIR", "JUPYTER_RUNTIME_DIR", "IPYTHONDIR"):
-        env[name] = str(course / ".jupyter" / name.lower())
-        Path(env[name]).mkdir(parents=True)
+    env = jupyter_env(course / ".jupyter")
     assert cli.main(["nbgrader", "build", str(course), SLUG]) == 0
     steps: dict[str, Any] = {"course": course}
     steps["generate"] = nbgrader(course, env, "generate_assignment", SLUG)

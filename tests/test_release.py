@@ -285,12 +285,12 @@ def test_the_reporter_prints_our_count_of_practice_checks(student_run):
     assert "::error::Some tests failed." in done.stdout
 
 
-def test_offline_the_same_command_checks_a_blank_template(template, tmp_path):
-    repo = tmp_path / "laptop"
-    shutil.copytree(template, repo)
+def practice_check(repo: Path) -> subprocess.CompletedProcess:
+    """`python practice/check.py` in a student's repository, offline: outside Actions, and
+    without this package on the path."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("GITHUB_")}
     env.pop("PYTHONPATH", None)
-    done = subprocess.run(
+    return subprocess.run(
         [sys.executable, "practice/check.py"],
         cwd=repo,
         env=env,
@@ -298,6 +298,12 @@ def test_offline_the_same_command_checks_a_blank_template(template, tmp_path):
         text=True,
         timeout=300,
     )
+
+
+def test_offline_the_same_command_checks_a_blank_template(template, tmp_path):
+    repo = tmp_path / "laptop"
+    shutil.copytree(template, repo)
+    done = practice_check(repo)
     assert done.returncode == 1, done.stdout + done.stderr  # checks failed; no GitHub needed
     assert "1/17 practice checks passed" in done.stdout
     assert "[PASS] answers.yaml: reads as YAML" in done.stdout

@@ -7,14 +7,15 @@ real gradebook). Each gives full marks, and the released files carry no solution
 """
 
 import json
-import os
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from test_nbgrader import jupyter_env, nbgrader
 from test_platforms import IDENTITY, clean_env, run_autograder, unpack, validate
+from test_release import practice_check
 
 from autograder import cli
 from autograder.assignment import Assignment, slugs
@@ -41,15 +42,7 @@ def test_the_practice_checks_pass_on_the_reference(slug, tmp_path):
     released = [p for p in repo.rglob("*") if p.is_file() and p.suffix in (".py", ".yaml")]
     assert not [p.name for p in released if has_markers(p.read_text())]
     handed_in(assignment, repo)
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "GITHUB_ACTIONS")}
-    done = subprocess.run(
-        [sys.executable, "practice/check.py"],
-        cwd=repo,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    done = practice_check(repo)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "practice checks passed" in done.stdout
 
@@ -85,19 +78,8 @@ def test_an_nbgrader_course_grades_the_reference_notebook_in_full(slug, tmp_path
     from nbgrader.api import Gradebook
 
     course = tmp_path / "course"
-    env = dict(os.environ, PYTHONPATH=str(Path(__file__).parents[1]))
-    for name in ("JUPYTER_CONFIG_DIR", "JUPYTER_DATA_DIR", "JUPYTER_RUNTIME_DIR", "IPYTHONDIR"):
-        env[name] = str(tmp_path / "jupyter" / name.lower())
     assert cli.main(["nbgrader", "build", str(course), slug]) == 0
-    generate = ["generate_assignment", slug, "--course-dir", str(course)]
-    done = subprocess.run(
-        [sys.executable, "-m", "nbgrader", *generate],
-        cwd=course,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
+    done = nbgrader(course, jupyter_env(tmp_path / "jupyter"), "generate_assignment", slug)
     assert done.returncode == 0, done.stdout + done.stderr
     release = course / "release" / slug
     released = [p for p in release.rglob("*") if p.is_file()]
