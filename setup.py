@@ -1,7 +1,7 @@
 """Build hook: ship the course folder (starter and reference) inside the package.
 
 An installed grader then finds the reference it grades against next to its suites
-(``autograder/course/``), never in the folder it is run from. Editable installs read the
+(``autograder/course_material/``), never in the folder it is run from. Editable installs read the
 checkout instead. A package built this way holds the reference solutions: it is for the
 instructor's machines only, never for a student's repository or CI.
 """
@@ -21,7 +21,7 @@ class BuildWithCourse(build_py):
         if getattr(self, "editable_mode", False):
             return
         root = Path(__file__).resolve().parent
-        target = Path(self.build_lib) / "autograder" / "course"
+        target = Path(self.build_lib) / "autograder" / "course_material"
         for folder in COURSE_FOLDERS:
             for path in sorted((root / folder).rglob("*")):
                 relative = path.relative_to(root)

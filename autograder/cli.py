@@ -6,15 +6,17 @@ import argparse
 import sys
 from pathlib import Path
 
-from autograder import batch, classreport, collect, merge, publish, report
-from autograder import check as checking
-from autograder.assignment import Assignment, UsageError, slugs
-from autograder.grading import SuiteError, grade
+from autograder import report
+from autograder.course.assignment import Assignment, slugs
+from autograder.errors import SuiteError, UsageError
 from autograder.platforms import classroom50, gradescope
-from autograder.release import release
+from autograder.platforms.record import grade_for_record
 from autograder.result import write_json
-from autograder.sandbox import MODES, Sandbox
-from autograder.worker import BUDGET_TIMEOUTS
+from autograder.sandbox.layers import MODES, Sandbox
+from autograder.sandbox.worker import BUDGET_TIMEOUTS
+from autograder.workflows import batch, classreport, collect, merge, publish
+from autograder.workflows import check as checking
+from autograder.workflows.release import release
 
 
 def cmd_grade(args: argparse.Namespace) -> int:
@@ -23,7 +25,7 @@ def cmd_grade(args: argparse.Namespace) -> int:
     if not submission.is_dir():
         raise UsageError(f"no such submission folder: {submission}")
     try:
-        result = grade(assignment, submission, Sandbox.detect(args.sandbox))
+        result = grade_for_record(assignment, submission, Sandbox.detect(args.sandbox))
     except SuiteError as error:
         if args.json:  # a platform waiting for results.json still gets one
             write_json(Path(args.json), gradescope.gradescope_failure(str(error)))
@@ -71,14 +73,14 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 
 def cmd_nbgrader(args: argparse.Namespace) -> int:
-    from autograder.nbgrader import notebook
+    from autograder.platforms.nbgrader import notebook
 
     if args.action == "build":
         names = args.assignments or slugs()
         for path in notebook.build(Path(args.course), [Assignment.load(n) for n in names]):
             print(f"wrote {path}")
         return 0
-    from autograder.nbgrader import gradebook  # needs nbgrader itself
+    from autograder.platforms.nbgrader import gradebook  # needs nbgrader itself
 
     course = Path(args.course)
     gradebook.autograde(course, args.assignment, args.student, args.allow_weak_sandbox)

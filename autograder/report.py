@@ -23,8 +23,9 @@ import html
 from collections import Counter
 from dataclasses import dataclass
 
-from autograder.platforms.github import neutralise
 from autograder.result import Result, TestResult
+from autograder.standalone.github import neutralise
+from autograder.text import listed
 
 PART1 = "Part 1 (answers.yaml)"
 INDENT = "    "
@@ -117,11 +118,6 @@ def likely_cause(tests: list[TestResult], failing: set[str]) -> str:
         which = "fail their" if len(blamed) > 1 else "fails its"
         return f"it uses your {listed(blamed)}, which {which} own tests: fix that first"
     return cause
-
-
-def listed(names: list[str]) -> str:
-    """['a', 'b', 'c'] -> 'a, b and c'"""
-    return " and ".join([", ".join(names[:-1]), names[-1]] if len(names) > 1 else names)
 
 
 def summary_lines(result: Result) -> list[str]:

@@ -30,8 +30,8 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 from dozen import build  # noqa: E402
 from test_nbgrader import jupyter_env  # noqa: E402
 
-from autograder.assignment import Assignment  # noqa: E402
-from autograder.nbgrader.notebook import as_notebook  # noqa: E402
+from autograder.course.assignment import Assignment  # noqa: E402
+from autograder.platforms.nbgrader.notebook import as_notebook  # noqa: E402
 
 SLUG = "masks-and-heads"
 PAGE = os.sysconf("SC_PAGE_SIZE")

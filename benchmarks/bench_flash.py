@@ -33,8 +33,8 @@ from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-from autograder.assignment import Assignment  # noqa: E402
-from autograder.mistakes import module_from_source  # noqa: E402
+from autograder.course.assignment import Assignment  # noqa: E402
+from autograder.engine.mistakes import module_from_source  # noqa: E402
 
 D = 64
 MIB = 1 << 20

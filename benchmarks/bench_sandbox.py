@@ -16,9 +16,9 @@ import statistics
 import sys
 import time
 
-from autograder.assignment import Assignment
-from autograder.grading import grade
-from autograder.sandbox import Sandbox
+from autograder.course.assignment import Assignment
+from autograder.engine.grading import grade
+from autograder.sandbox.layers import Sandbox
 
 TARGET = 1.5
 STRONG = ("full", "landlock")  # the modes the target applies to

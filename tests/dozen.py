@@ -12,9 +12,9 @@ from pathlib import Path
 
 from hostile import SLUG, submission
 
-from autograder import batch
-from autograder.assignment import Assignment
-from autograder.mistakes import load_catalogue
+from autograder.course.assignment import Assignment
+from autograder.engine.mistakes import load_catalogue
+from autograder.workflows import batch
 
 HOSTILE = {
     "gus": "exit_at_import",

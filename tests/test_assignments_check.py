@@ -4,9 +4,9 @@ gets full marks, and no quiz answer is printed in what students read."""
 
 import pytest
 
-from autograder.assignment import Assignment, slugs
-from autograder.check import check
-from autograder.sandbox import Sandbox
+from autograder.course.assignment import Assignment, slugs
+from autograder.sandbox.layers import Sandbox
+from autograder.workflows.check import check
 
 pytestmark = pytest.mark.timeout(600)
 

@@ -9,10 +9,11 @@ from pathlib import Path
 import pytest
 from hostile import SLUG, submission
 
-from autograder import quiz, sheet
-from autograder.assignment import Assignment
-from autograder.grading import grade
-from autograder.sandbox import Sandbox
+from autograder.course.assignment import Assignment
+from autograder.engine import quiz
+from autograder.engine.grading import grade
+from autograder.sandbox.layers import Sandbox
+from autograder.standalone import sheet
 
 LAUGHS = "\n".join(
     ['a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]']

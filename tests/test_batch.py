@@ -17,12 +17,12 @@ import pytest
 from dozen import HOSTILE, MISTAKES, build, graded, patient
 from hostile import SLUG
 
-from autograder import batch
-from autograder.assignment import Assignment
 from autograder.cli import main
-from autograder.grading import grade
-from autograder.nbgrader import notebook
-from autograder.sandbox import Sandbox
+from autograder.course.assignment import Assignment
+from autograder.engine.grading import grade
+from autograder.platforms.nbgrader import notebook
+from autograder.sandbox.layers import Sandbox
+from autograder.workflows import batch
 
 ROOT = Path(__file__).parents[1]
 SCHEMA = json.loads((ROOT / "autograder" / "schemas" / "gradescope-results.json").read_text())
@@ -143,7 +143,7 @@ def test_an_interrupted_batch_resumes_to_the_same_result(dozen, tmp_path, how):
     env = {**os.environ, tag.split("=")[0]: tag.split("=")[1], "PYTHONPATH": path}
     run = (  # grade_batch as the CLI calls it, with the dozen's patient timeout
         "import sys; from pathlib import Path; from dozen import patient; "
-        "from autograder import batch; "
+        "from autograder.workflows import batch; "
         "batch.grade_batch(patient(), Path(sys.argv[1]), Path(sys.argv[2]), jobs=2)"
     )
     process = subprocess.Popen(

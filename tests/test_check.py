@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from autograder.assignment import SUITES, Assignment, find_root
-from autograder.check import Checker, check
 from autograder.cli import main
-from autograder.grading import grade
-from autograder.sandbox import Sandbox
+from autograder.course.assignment import SUITES, Assignment, find_root
+from autograder.engine.grading import grade
+from autograder.sandbox.layers import Sandbox
+from autograder.workflows.check import Checker, check
 
 SLUG = "masks-and-heads"
 
@@ -40,7 +40,7 @@ def test_check_is_green_on_the_repository():
 
 
 MERGE_SUITE = """
-from autograder.testing import expect, points
+from autograder.suite import expect, points
 
 
 @points(70, checks="merge_heads")
@@ -51,7 +51,7 @@ def test_merge_undoes_split(student, reference, rng):
 """
 
 SPLIT_MISTAKE = """
-from autograder.mistakes import Catalogue
+from autograder.suite import Catalogue
 
 catalogue = Catalogue()
 

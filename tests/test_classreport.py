@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 from dozen import HOSTILE, MISTAKES, graded
 
-from autograder import batch, classreport
 from autograder.cli import main
+from autograder.workflows import batch, classreport
 
 matplotlib_image = pytest.importorskip("matplotlib.image")
 pytestmark = pytest.mark.timeout(900)  # shares the dozen's grading with test_batch

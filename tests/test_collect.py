@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from autograder import cli
-from autograder.collect import MANIFEST
+from autograder.workflows.collect import MANIFEST
 
 SECRET = "ghp_klassTokenThatMustNeverBeWritten"
 COMMITTER = {

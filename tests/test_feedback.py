@@ -13,18 +13,20 @@ import jsonschema
 import numpy as np
 import pytest
 
-from autograder import context, report
-from autograder.assignment import Assignment
+from autograder import report
 from autograder.cli import main
-from autograder.compare import problem
-from autograder.context import GradingContext
-from autograder.grading import grade
-from autograder.mistakes import Catalogue, Diagnoser, load_catalogue, module_from_source
+from autograder.course.assignment import Assignment
+from autograder.engine import context
+from autograder.engine.compare import problem
+from autograder.engine.context import GradingContext
+from autograder.engine.diagnosis import Feedback, reattribute
+from autograder.engine.grading import grade
+from autograder.engine.mistakes import Catalogue, Diagnoser, load_catalogue, module_from_source
+from autograder.engine.shapes import shape_of_error
 from autograder.platforms.gradescope import gradescope
-from autograder.sandbox import Sandbox
-from autograder.shapes import shape_of_error
-from autograder.testing import Feedback, check, expect, raises, reattribute
-from autograder.worker import StudentRaised
+from autograder.sandbox.layers import Sandbox
+from autograder.sandbox.worker import StudentRaised
+from autograder.suite import check, expect, raises
 
 SLUG = "masks-and-heads"
 SCHEMA = Path(__file__).parent.parent / "autograder" / "schemas" / "gradescope-results.json"

@@ -7,8 +7,8 @@ gives the lse. With T = S, SDPA's top-left causal alignment is the course's.
 import numpy as np
 import pytest
 
-from autograder.assignment import Assignment
-from autograder.mistakes import module_from_source
+from autograder.course.assignment import Assignment
+from autograder.engine.mistakes import module_from_source
 
 torch = pytest.importorskip("torch")
 F = torch.nn.functional

@@ -19,7 +19,7 @@ import yaml
 from hostile import SLUG
 from test_collect import git, student_repo
 
-from autograder.assignment import Assignment
+from autograder.course.assignment import Assignment
 
 ROOT = Path(__file__).parents[1]
 WORKFLOW = yaml.safe_load((ROOT / ".github" / "workflows" / "grade.yml").read_text())

@@ -10,11 +10,11 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from autograder.assignment import Assignment
 from autograder.cli import main
-from autograder.grading import grade
-from autograder.mistakes import Variant
-from autograder.sandbox import Sandbox
+from autograder.course.assignment import Assignment
+from autograder.engine.grading import grade
+from autograder.engine.mistakes import Variant
+from autograder.sandbox.layers import Sandbox
 
 SCHEMA = Path(__file__).parents[1] / "autograder" / "schemas" / "gradescope-results.json"
 SLUG = "masks-and-heads"
@@ -173,7 +173,7 @@ def test_every_command_has_help(command):
 
 
 def test_a_broken_suite_still_writes_results_json_and_exits_3(tmp_path, monkeypatch, capsys):
-    from autograder import grading
+    from autograder.engine import grading
 
     def broken(*args):
         raise grading.SuiteError("masks-and-heads: the hidden suite did not run: ImportError")

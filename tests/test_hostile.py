@@ -36,14 +36,14 @@ from hostile import (
 )
 
 from autograder import report
-from autograder.assignment import Assignment
 from autograder.cli import main
-from autograder.grading import grade
+from autograder.course.assignment import Assignment
+from autograder.engine.grading import grade
 from autograder.platforms.gradescope import gradescope
 from autograder.result import Result, write_json
-from autograder.sandbox import Sandbox
-from autograder.wire import Unsupported
-from autograder.worker import (
+from autograder.sandbox.layers import Sandbox
+from autograder.sandbox.runner.wire import Unsupported
+from autograder.sandbox.worker import (
     BUDGET_TIMEOUTS,
     OUTPUT_CAP,
     START_FLOOR,
@@ -280,8 +280,8 @@ KILLED_GRADER = """
 import sys, time
 import numpy as np
 from pathlib import Path
-from autograder.sandbox import Sandbox
-from autograder.worker import Worker
+from autograder.sandbox.layers import Sandbox
+from autograder.sandbox.worker import Worker
 w = Worker(Path(sys.argv[1]), "attention", Sandbox.detect(sys.argv[2]), timeout=60)
 w.call("merge_heads", np.zeros((2, 3, 4)))
 print(w.process.pid, w.running.job, flush=True)

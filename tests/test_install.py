@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from autograder.assignment import Assignment
-from autograder.grading import grade
-from autograder.sandbox import Sandbox
+from autograder.course.assignment import Assignment
+from autograder.engine.grading import grade
+from autograder.sandbox.layers import Sandbox
 
 SLUG = "masks-and-heads"
 pytestmark = pytest.mark.timeout(900)  # the first test waits for a real package build

@@ -7,12 +7,13 @@ The worker traces a measured call with tracemalloc; ``measure_memory`` and
 import numpy as np
 import pytest
 
-from autograder import context
-from autograder.context import GradingContext
-from autograder.mistakes import Catalogue, Diagnoser, module_from_source
-from autograder.sandbox import Sandbox
-from autograder.testing import Feedback, expect_peak_below, measure_memory, traced_peak
-from autograder.worker import StudentRaised, Worker
+from autograder.engine import context
+from autograder.engine.context import GradingContext
+from autograder.engine.diagnosis import Feedback, traced_peak
+from autograder.engine.mistakes import Catalogue, Diagnoser, module_from_source
+from autograder.sandbox.layers import Sandbox
+from autograder.sandbox.worker import StudentRaised, Worker
+from autograder.suite import expect_peak_below, measure_memory
 
 MiB = 1 << 20
 

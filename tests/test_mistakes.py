@@ -5,15 +5,16 @@ import re
 import numpy as np
 import pytest
 
-from autograder import check as checking
-from autograder import grading, report
-from autograder.assignment import Assignment
-from autograder.check import Checker, table
-from autograder.grading import grade
-from autograder.mistakes import Catalogue, load_catalogue
+from autograder import report
+from autograder.course.assignment import Assignment
+from autograder.engine import grading
+from autograder.engine.grading import grade
+from autograder.engine.mistakes import Catalogue, load_catalogue
 from autograder.result import Result
 from autograder.result import TestResult as Outcome
-from autograder.sandbox import Sandbox
+from autograder.sandbox.layers import Sandbox
+from autograder.workflows import check as checking
+from autograder.workflows.check import Checker, table
 
 SLUG = "masks-and-heads"
 

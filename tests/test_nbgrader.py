@@ -23,8 +23,8 @@ pytest.importorskip("nbgrader", reason="nbgrader is not installed (pip install -
 from nbgrader.api import Gradebook  # noqa: E402
 
 from autograder import cli  # noqa: E402
-from autograder.assignment import Assignment  # noqa: E402
-from autograder.nbgrader import gradebook, notebook  # noqa: E402
+from autograder.course.assignment import Assignment  # noqa: E402
+from autograder.platforms.nbgrader import gradebook, notebook  # noqa: E402
 
 # The round trip runs in the first test that asks for it: nbgrader is slow.
 pytestmark = pytest.mark.timeout(3600)
@@ -68,7 +68,8 @@ REWRITE_ASSERTION = (
 )
 # Forgery inside the kernel: the test cells that follow call the patched grader.
 PATCH_GRADER = (
-    "from autograder.nbgrader import kernel\nkernel.check = lambda slug, checks: 5.0\n" + ONES
+    "from autograder.platforms.nbgrader import kernel\nkernel.check = lambda slug, checks: 5.0\n"
+    + ONES
 )
 STDERR = (
     "import sys, warnings\n"
@@ -261,7 +262,7 @@ def test_same_scores_as_autograder_grade(course: dict[str, Any]) -> None:
 
 
 def notebook_tests(result: Any, grade_id: str) -> list:
-    from autograder.nbgrader.kernel import cell_tests
+    from autograder.platforms.nbgrader.kernel import cell_tests
 
     return cell_tests(result, gradebook.checks_of(grade_id))
 

@@ -7,12 +7,13 @@ import textwrap
 import numpy as np
 import pytest
 
-from autograder import context
-from autograder.context import GradingContext, RemoteObject, Student
-from autograder.mistakes import Catalogue, Diagnoser, module_from_source
-from autograder.sandbox import Sandbox
-from autograder.testing import Feedback, expect
-from autograder.worker import StudentCrashed, StudentMissing, StudentRaised, Worker
+from autograder.engine import context
+from autograder.engine.context import GradingContext, RemoteObject, Student
+from autograder.engine.diagnosis import Feedback
+from autograder.engine.mistakes import Catalogue, Diagnoser, module_from_source
+from autograder.sandbox.layers import Sandbox
+from autograder.sandbox.worker import StudentCrashed, StudentMissing, StudentRaised, Worker
+from autograder.suite import expect
 
 REFERENCE = textwrap.dedent(
     '''

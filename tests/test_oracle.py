@@ -8,8 +8,8 @@ nn.MultiheadAttention's means "blocked", so it gets the negation.
 import numpy as np
 import pytest
 
-from autograder.assignment import Assignment
-from autograder.mistakes import module_from_source
+from autograder.course.assignment import Assignment
+from autograder.engine.mistakes import module_from_source
 
 torch = pytest.importorskip("torch")
 F = torch.nn.functional

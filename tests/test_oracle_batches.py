@@ -9,8 +9,8 @@ has one; SDPA, whose policy (output 0) is ours, covers the empty rows.
 import numpy as np
 import pytest
 
-from autograder.assignment import Assignment
-from autograder.mistakes import module_from_source
+from autograder.course.assignment import Assignment
+from autograder.engine.mistakes import module_from_source
 
 torch = pytest.importorskip("torch")
 F = torch.nn.functional

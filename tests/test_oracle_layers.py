@@ -5,8 +5,8 @@ full causal pass, and the causal self-attention layer against nn.MultiheadAttent
 import numpy as np
 import pytest
 
-from autograder.assignment import Assignment
-from autograder.mistakes import module_from_source
+from autograder.course.assignment import Assignment
+from autograder.engine.mistakes import module_from_source
 
 torch = pytest.importorskip("torch")
 F = torch.nn.functional

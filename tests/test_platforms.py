@@ -15,7 +15,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from autograder.assignment import Assignment
+from autograder.course.assignment import Assignment
 from autograder.platforms import classroom50, gradescope
 
 ROOT = Path(__file__).parents[1]

@@ -12,9 +12,9 @@ import pytest
 from dozen import graded
 from hostile import SLUG
 
-from autograder import batch
-from autograder.assignment import Assignment
 from autograder.cli import main
+from autograder.course.assignment import Assignment
+from autograder.workflows import batch
 
 OPERATION = json.loads(
     (Path(__file__).parent / "openapi" / "create-commit-comment.json").read_text()

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from autograder import quiz
-from autograder import sheet as quiz_sheet
-from autograder.assignment import Assignment, slugs
+from autograder.course.assignment import Assignment, slugs
+from autograder.engine import quiz
+from autograder.standalone import sheet as quiz_sheet
 
 NUMBER = {"type": "number", "answer": 4, "idea": "Heads split the width."}
 VECTOR = {"type": "vector", "answer": [2, 0], "tolerance": 0.01, "idea": "One key gets it all."}

@@ -3,9 +3,9 @@ a student's own offline grade may run weak (with the note on the instructor's ch
 
 import pytest
 
-from autograder.assignment import UsageError
 from autograder.cli import main
-from autograder.sandbox import Sandbox
+from autograder.errors import UsageError
+from autograder.sandbox.layers import Sandbox
 
 
 def test_a_weak_sandbox_is_refused_for_record_and_accepted_when_allowed():

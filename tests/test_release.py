@@ -19,11 +19,12 @@ import pytest
 import yaml
 from test_workflows import LINTER, actionlint
 
-from autograder.assignment import Assignment, UsageError
-from autograder.platforms import github
-from autograder.release import release
+from autograder.course.assignment import Assignment
+from autograder.errors import UsageError
 from autograder.result import Result
 from autograder.result import TestResult as Outcome
+from autograder.standalone import github
+from autograder.workflows.release import release
 
 ROOT = Path(__file__).parents[1]
 REPORTER = ROOT / "tests" / "reporter"

@@ -18,11 +18,11 @@ from test_platforms import IDENTITY, clean_env, run_autograder, unpack, validate
 from test_release import practice_check
 
 from autograder import cli
-from autograder.assignment import Assignment, slugs
-from autograder.nbgrader import gradebook
+from autograder.course.assignment import Assignment, slugs
+from autograder.course.stubs import has_markers
 from autograder.platforms import classroom50, gradescope
-from autograder.release import release
-from autograder.stubs import has_markers
+from autograder.platforms.nbgrader import gradebook
+from autograder.workflows.release import release
 
 pytestmark = [pytest.mark.timeout(600), pytest.mark.parametrize("slug", slugs())]
 

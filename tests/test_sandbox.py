@@ -14,13 +14,14 @@ import pytest
 from hostile import HERE, SANDBOXES, SLUG, submission, uid_sandbox
 
 import autograder
-from autograder import sandbox as sandbox_module
-from autograder.assignment import Assignment, UsageError
 from autograder.cli import main
-from autograder.grading import grade
+from autograder.course.assignment import Assignment
+from autograder.engine.grading import grade
+from autograder.errors import UsageError
 from autograder.report import summary
-from autograder.sandbox import SECRET_NAME, THREAD_VARS, Limits, Sandbox
-from autograder.worker import Worker
+from autograder.sandbox import layers as sandbox_module
+from autograder.sandbox.layers import SECRET_NAME, THREAD_VARS, Limits, Sandbox
+from autograder.sandbox.worker import Worker
 
 GRADER_FILE = str(Path(autograder.__file__).resolve())
 
@@ -98,7 +99,7 @@ def test_every_result_records_its_layers_and_a_weak_one_says_so(tmp_path, name):
 
 
 def landlock_abi_here() -> int:
-    """Asked of the kernel directly, not through autograder.landlock."""
+    """Asked of the kernel directly, not through autograder.sandbox.runner.landlock."""
     libc = ctypes.CDLL(None, use_errno=True)
     return max(int(libc.syscall(444, None, ctypes.c_size_t(0), 1)), 0)
 
@@ -215,7 +216,7 @@ def test_namespaces_work_for_a_virtual_environment_under_tmp(tmp_path):
     """The sandbox's /tmp must not hide a Python that lives under /tmp (a venv in a CI job)."""
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(venv)], check=True)
-    probe = "from autograder.sandbox import Sandbox; print(Sandbox.detect().layers)"
+    probe = "from autograder.sandbox.layers import Sandbox; print(Sandbox.detect().layers)"
     done = subprocess.run(
         [str(venv / "bin" / "python"), "-c", probe], capture_output=True, text=True, timeout=120
     )

@@ -2,8 +2,8 @@
 
 import pytest
 
-from autograder.assignment import Assignment, slugs
-from autograder.stubs import MarkerError, clear_solutions, has_markers
+from autograder.course.assignment import Assignment, slugs
+from autograder.course.stubs import MarkerError, clear_solutions, has_markers
 
 
 def test_clear_solutions_keeps_signature_and_docstring():

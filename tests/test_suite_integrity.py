@@ -10,16 +10,17 @@ from pathlib import Path
 
 import pytest
 
-from autograder.assignment import SUITES, Assignment
-from autograder.grading import SuiteError, grade
-from autograder.sandbox import Sandbox
+from autograder.course.assignment import SUITES, Assignment
+from autograder.engine.grading import grade
+from autograder.errors import SuiteError
+from autograder.sandbox.layers import Sandbox
 
 SLUG = "masks-and-heads"
 
 TINY = '''
 import numpy as np
 
-from autograder.testing import expect, points
+from autograder.suite import expect, points
 
 
 @points(2, checks="causal_mask")

@@ -19,9 +19,9 @@ import shutil
 import tomllib
 from pathlib import Path
 
-from autograder.assignment import Assignment
+from autograder import PACKAGE_DIR
+from autograder.course.assignment import Assignment
 
-PACKAGE = Path(__file__).resolve().parents[1]
 COURSE = "course"
 
 
@@ -40,11 +40,13 @@ def write_course(assignment: Assignment, out: Path) -> Path:
 
     def only_this_suite(folder: str, names: list[str]) -> set[str]:
         ignored = set(skip(folder, names))
-        if Path(folder) == PACKAGE / "suites":
+        if Path(folder) == PACKAGE_DIR / "suites":
             ignored |= {name for name in names if name != assignment.slug}
+        if Path(folder) == PACKAGE_DIR:
+            ignored.add("course_material")  # an installed grader's whole course: copied below
         return ignored
 
-    shutil.copytree(PACKAGE, course / "autograder", ignore=only_this_suite)
+    shutil.copytree(PACKAGE_DIR, course / "autograder", ignore=only_this_suite)
     for kind, source in (("reference", assignment.reference), ("assignments", assignment.starter)):
         shutil.copytree(source, course / kind / assignment.slug, ignore=skip)
     (out / "requirements.txt").write_text(requirements(assignment.root))

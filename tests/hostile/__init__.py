@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from autograder.assignment import Assignment
-from autograder.sandbox import Sandbox, helper_pids
+from autograder.course.assignment import Assignment
+from autograder.sandbox.layers import Sandbox, helper_pids
 
 HERE = Path(__file__).resolve().parent
 SLUG = "masks-and-heads"

@@ -2,7 +2,7 @@
 
 Each variant replaces one method of the reference's CausalSelfAttention; the other methods,
 and the given ``softmax``, stay the reference's. The same versions serve as the hidden
-implementations the student's own tests are graded against (autograder/examplar.py): the
+implementations the student's own tests are graded against (autograder/engine/student_tests.py): the
 mistakes are the buggy layers, the "also correct" forms and the reference the correct ones.
 """
 
@@ -11,7 +11,7 @@ mistakes are the buggy layers, the "also correct" forms and the reference the co
 
 import numpy as np
 
-from autograder.mistakes import Catalogue
+from autograder.suite import Catalogue
 
 catalogue = Catalogue()
 

@@ -10,7 +10,7 @@ B = 2, T >= 5, context_length = 12 > T. Expected values come from the reference.
 
 import numpy as np
 
-from autograder.testing import check, expect, expect_structure, points, raises
+from autograder.suite import check, expect, expect_structure, points, raises
 
 N_EMBED, N_HEAD, CONTEXT = 24, 3, 12
 TOLERANCE = {"rtol": 1e-5, "atol": 1e-6}  # four projections: room for a float32 answer

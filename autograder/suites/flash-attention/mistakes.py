@@ -17,7 +17,7 @@ two that give the right numbers with the wrong memory, caught only by the memory
 
 import numpy as np
 
-from autograder.mistakes import Catalogue
+from autograder.suite import Catalogue
 
 catalogue = Catalogue()
 

@@ -15,7 +15,7 @@ score matrix, 16 MiB against 128 MiB. The handout states the bound and how to ke
 
 import numpy as np
 
-from autograder.testing import (
+from autograder.suite import (
     check,
     expect,
     expect_peak_below,

@@ -12,7 +12,7 @@ decoding, inputs cached instead of projected keys, and factor slips in the cache
 
 import numpy as np
 
-from autograder.mistakes import Catalogue
+from autograder.suite import Catalogue
 
 catalogue = Catalogue()
 

@@ -11,7 +11,7 @@ their object, living in the worker, and the tests read its keys and values after
 
 import numpy as np
 
-from autograder.testing import check, expect, expect_structure, points
+from autograder.suite import check, expect, expect_structure, points
 
 C, HEADS, KV_HEADS, T = 24, 4, 2, 7
 TOLERANCE = {"rtol": 1e-5, "atol": 1e-6}  # four projections: room for a float32 answer

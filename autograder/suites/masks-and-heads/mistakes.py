@@ -16,8 +16,7 @@ permute (jsbaan/transformer-from-scratch#6, ajhalthor/Transformer-Neural-Network
 
 import numpy as np
 
-from autograder.catalogue_helpers import hide, softmax
-from autograder.mistakes import Catalogue
+from autograder.suite import Catalogue, hide, softmax
 
 catalogue = Catalogue()
 

@@ -14,7 +14,7 @@ implementation passes.
 
 import numpy as np
 
-from autograder.testing import check, expect, expect_structure, parts, points, raises
+from autograder.suite import check, expect, expect_structure, parts, points, raises
 
 D_MODEL, HEADS, T = 24, 3, 6
 MHA_TOLERANCE = {"rtol": 1e-5, "atol": 1e-6}

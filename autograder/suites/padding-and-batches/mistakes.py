@@ -24,8 +24,7 @@ batched attention that ignores its mask (the same, through cross-attention, as
 
 import numpy as np
 
-from autograder.catalogue_helpers import hide, softmax
-from autograder.mistakes import Catalogue
+from autograder.suite import Catalogue, hide, softmax
 
 catalogue = Catalogue()
 

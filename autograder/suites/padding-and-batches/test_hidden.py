@@ -16,7 +16,7 @@ four projections: there atol is 1e-6, so that a correct float32 implementation p
 
 import numpy as np
 
-from autograder.testing import check, expect, expect_structure, parts, points, raises
+from autograder.suite import check, expect, expect_structure, parts, points, raises
 
 C, HEADS = 24, 3
 T, LENGTHS = 7, [7, 2, 5]  # one full sequence, one short, one in between

@@ -15,52 +15,33 @@ import contextlib
 import io
 import os
 import sys
-import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from autograder import examplar, quiz
-from autograder.assignment import Assignment, UsageError
-from autograder.context import GradingContext
-from autograder.mistakes import Diagnoser, load_catalogue, module_from_source
-from autograder.nbgrader.notebook import extract
-from autograder.plugin import GradingPlugin
-from autograder.report import neutralise
+from autograder.course.assignment import Assignment
+from autograder.engine import quiz, student_tests
+from autograder.engine.context import GradingContext
+from autograder.engine.mistakes import Diagnoser, load_catalogue, module_from_source
+from autograder.engine.plugin import GradingPlugin
+from autograder.errors import SuiteError, UsageError
 from autograder.result import Result, TestResult
-from autograder.sandbox import Sandbox, secret_values
-from autograder.worker import Worker
-
-
-class SuiteError(RuntimeError):
-    """The hidden suite itself is broken: an instructor's problem, never a student's."""
+from autograder.sandbox.layers import Sandbox, secret_values
+from autograder.sandbox.worker import Worker
+from autograder.standalone.github import neutralise
 
 
 def grade(assignment: Assignment, submission: Path, sandbox: Sandbox | None = None) -> Result:
+    """Grade the files in ``submission`` as they are (``platforms.record`` knows the other
+    layouts a submission comes in, such as nbgrader's notebook)."""
     submission = Path(submission)
     if not submission.is_dir():
         raise UsageError(f"no such submission folder: {submission}")
-    sandbox = sandbox or Sandbox.detect()
-    with handed_in_files(assignment, submission) as files:
-        result = grade_files(assignment, files, sandbox)
+    result = grade_files(assignment, submission, sandbox or Sandbox.detect())
     result.submission = str(submission)
     return result
-
-
-@contextlib.contextmanager
-def handed_in_files(assignment: Assignment, submission: Path) -> Iterator[Path]:
-    """The folder of files to grade: the submission itself, or, where it holds the
-    assignment's notebook (nbgrader's layout) and not the module, the files that notebook
-    stands for, written into a temporary folder: the submission is never written to."""
-    notebook = submission / f"{assignment.slug}.ipynb"
-    if (submission / assignment.module_file).exists() or not notebook.is_file():
-        yield submission
-        return
-    with tempfile.TemporaryDirectory(prefix="notebook-") as tmp:
-        extract(notebook, assignment, Path(tmp))
-        yield Path(tmp)
 
 
 def grade_files(assignment: Assignment, submission: Path, sandbox: Sandbox) -> Result:
@@ -130,8 +111,8 @@ def run_suite(
     spec = assignment.student_tests
     if spec is None:
         return plugin.results
-    runner = examplar.Runner(spec, submission, sandbox, assignment.timeout)
-    return [*plugin.results, examplar.grade(runner, diagnoser.catalogue, reference, source)]
+    runner = student_tests.Runner(spec, submission, sandbox, assignment.timeout)
+    return [*plugin.results, student_tests.grade(runner, diagnoser.catalogue, reference, source)]
 
 
 def incomplete(assignment: Assignment, plugin: GradingPlugin) -> list[str]:

@@ -22,14 +22,14 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-from autograder import leaks
-from autograder.assignment import Assignment
-from autograder.examplar import STUDENT_TESTS
-from autograder.grading import grade
-from autograder.mistakes import Variant, load_catalogue
+from autograder.course import leaks
+from autograder.course.assignment import Assignment
+from autograder.course.stubs import has_markers
+from autograder.engine.grading import grade
+from autograder.engine.mistakes import Variant, load_catalogue
+from autograder.engine.student_tests import STUDENT_TESTS
 from autograder.result import Result, TestResult
-from autograder.sandbox import Sandbox
-from autograder.stubs import has_markers
+from autograder.sandbox.layers import Sandbox
 
 GRADED: dict[str, Result] = {}  # this process's variant gradings, by their inputs' digest
 
@@ -145,7 +145,7 @@ class Checker:
             self.check_mistake(variant, self.graded[variant.name].part("part2"))
             self.check_charges(variant, self.graded[variant.name].part("part2"))
         # the student-tests item grades the student's tests, not their code: no mistake in
-        # the code can fail it (tests/test_examplar.py checks it on its own terms)
+        # the code can fail it (tests/test_student_tests.py checks it on its own terms)
         tests = [t for t in reference.part("part2") if t.id != STUDENT_TESTS]
         for test in tests:
             caught = [v.name for v in catalogue.mistakes if failed(self.graded[v.name], test.id)]

@@ -38,18 +38,18 @@ from typing import Any
 from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeRemainingColumn
 from rich.progress import Progress as Bar
 
-from autograder.assignment import Assignment, UsageError
-from autograder.collect import MANIFEST, read_manifest
-from autograder.grading import SuiteError, grade
+from autograder import PACKAGE_DIR
+from autograder.course.assignment import Assignment
+from autograder.errors import SuiteError, UsageError
 from autograder.platforms.gradescope import gradescope, gradescope_failure
+from autograder.platforms.record import grade_for_record, policy
 from autograder.result import write_json
-from autograder.sandbox import Sandbox
+from autograder.workflows.collect import MANIFEST, read_manifest
 
 STATE = "batch.json"  # what this output folder holds: assignment, grader version, students
 SCORES = "scores.csv"
 RESULTS = "results.json"
 STUDENT_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@+-]{0,99}$")
-PACKAGE = Path(__file__).resolve().parent
 ATTEMPTS = 2  # a submission whose job process died this often is recorded as such
 
 
@@ -164,10 +164,10 @@ def grader_version(assignment: Assignment) -> str:
     except PackageNotFoundError:
         base = "0"
     digest = hashlib.sha256()
-    files = sorted(p for p in PACKAGE.rglob("*.py") if "__pycache__" not in p.parts)
+    files = sorted(p for p in PACKAGE_DIR.rglob("*.py") if "__pycache__" not in p.parts)
     files += sorted(p for p in assignment.suite.rglob("*") if p.is_file() and p.suffix != ".pyc")
     for path in files:
-        digest.update(path.relative_to(PACKAGE).as_posix().encode() + b"\0" + path.read_bytes())
+        digest.update(path.relative_to(PACKAGE_DIR).as_posix().encode() + b"\0" + path.read_bytes())
     digest.update(assignment.reference_source.encode())
     return f"{base}+{digest.hexdigest()[:16]}"
 
@@ -241,13 +241,13 @@ def _start_job(assignment: Assignment, sandbox_mode: str) -> None:
     libc = ctypes.CDLL(None, use_errno=True)
     libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM)  # the batch was killed: stop too
     _job["assignment"] = assignment
-    _job["sandbox"] = Sandbox.detect(sandbox_mode)
+    _job["sandbox"] = policy(sandbox_mode, allow_weak=True)  # the parent enforced it
     gc.freeze()  # what is loaded now lives all along; spare the collector from walking it
 
 
 def _grade(student: str, folder: str) -> tuple[str, dict[str, Any]]:
     try:
-        result = grade(_job["assignment"], Path(folder), _job["sandbox"])
+        result = grade_for_record(_job["assignment"], Path(folder), _job["sandbox"])
         return "graded", gradescope(result)
     except SuiteError as error:
         return "suite-error", gradescope_failure(str(error))
@@ -386,7 +386,7 @@ def grade_batch(
     out = Path(out)
     everyone = discover(submissions, assignment)
     check_output_folder(out, assignment.slug)
-    Sandbox.for_record(sandbox_mode, allow_weak_sandbox)
+    policy(sandbox_mode, allow_weak_sandbox)  # refuses a weak sandbox before any work
     chosen = [s for s in everyone if in_shard(s.student, shard)]
     grader = grader_version(assignment)
     out.mkdir(parents=True, exist_ok=True)

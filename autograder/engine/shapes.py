@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from autograder.compare import (
+from autograder.engine.compare import (
     ATOL,
     RTOL,
     Names,

@@ -16,7 +16,8 @@ Part 1 stays in ``answers.yaml`` beside the notebook (the blank sheet in ``sourc
 route, so a broken sheet costs Part 1 only and can never stop a cell of Part 2 from running.
 
 A test cell's code sits between ``### BEGIN HIDDEN TESTS`` and ``### END HIDDEN TESTS``: it
-calls ``autograder.nbgrader.kernel.check``, which grades the notebook file with our sandboxed
+calls ``autograder.platforms.nbgrader.kernel.check``, which grades the notebook file with
+our sandboxed
 grader. The release shows only a comment; no solution, quiz key or hidden test ships in it.
 """
 
@@ -27,9 +28,10 @@ import json
 from pathlib import Path
 from typing import Any
 
-from autograder import stubs
-from autograder.assignment import Assignment, UsageError
-from autograder.sheet import MAX_BYTES, blank_sheet, describe
+from autograder.course import stubs
+from autograder.course.assignment import Assignment
+from autograder.errors import UsageError
+from autograder.standalone.sheet import MAX_BYTES, blank_sheet, describe
 
 HIDDEN_BEGIN, HIDDEN_END = "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS"
 ANSWERS = "answers.yaml"
@@ -113,7 +115,7 @@ def test_cell(slug: str, checks: str, points: float, what: str) -> dict[str, Any
     source = (
         f"# {what}: {points:g} points, checked when your notebook is graded.\n"
         f"{HIDDEN_BEGIN}\n"
-        "from autograder.nbgrader import kernel\n"
+        "from autograder.platforms.nbgrader import kernel\n"
         f"score = kernel.check({slug!r}, {checks!r})\n"
         "float(score)\n"
         f"{HIDDEN_END}"
@@ -174,7 +176,7 @@ import warnings
 from nbgrader.converters import Autograde, GenerateFeedback
 from nbgrader.preprocessors import ClearHiddenTests, Execute
 
-from autograder.nbgrader.execute import KeepGoing
+from autograder.platforms.nbgrader.execute import KeepGoing
 
 c = get_config()  # noqa: F821
 

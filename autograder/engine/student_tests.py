@@ -33,12 +33,12 @@ from pathlib import Path
 
 import numpy as np
 
-from autograder import wire
-from autograder.assignment import StudentTests
-from autograder.mistakes import Catalogue, Variant
+from autograder.course.assignment import StudentTests
+from autograder.engine.mistakes import Catalogue, Variant
 from autograder.result import TestResult
-from autograder.sandbox import Sandbox
-from autograder.worker import StudentProblem, Worker
+from autograder.sandbox.layers import Sandbox
+from autograder.sandbox.runner import wire
+from autograder.sandbox.worker import StudentProblem, Worker
 
 STUDENT_TESTS = "student_tests"  # the id of the item in results
 

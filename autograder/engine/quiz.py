@@ -1,6 +1,7 @@
 """Part 1: grade a student's answers.yaml against the quiz key.
 
-Reading the sheet and the question types live in ``autograder.sheet``, which never sees the
+Reading the sheet and the question types live in ``autograder.standalone.sheet``, which
+never sees the
 key on its own; this module brings the two together into results.
 """
 
@@ -10,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from autograder.result import TestResult
-from autograder.sheet import NOT_ANSWERED, Verdict, question, questions, read_sheet
+from autograder.standalone.sheet import NOT_ANSWERED, Verdict, question, questions, read_sheet
 
 __all__ = ["Verdict", "grade", "judge"]
 

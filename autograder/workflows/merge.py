@@ -11,9 +11,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from autograder.assignment import UsageError
-from autograder.batch import RESULTS, SCORES, STATE, load_record, read_state, write_scores
+from autograder.errors import UsageError
 from autograder.result import write_json
+from autograder.workflows.batch import RESULTS, SCORES, STATE, load_record, read_state, write_scores
 
 
 def read_shards(folders: list[Path]) -> list[dict[str, Any]]:

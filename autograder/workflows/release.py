@@ -2,7 +2,8 @@
 
 What a student's repository and its CI can read, the student can read. So the template holds
 only public material: the handout, the blank answers.yaml, the stubs, the public tests, and the
-practice checker (public code, see ``autograder.practice``) with a key-free description of the
+practice checker (public code, see ``autograder.standalone.practice``) with a key-free
+description of the
 questions. Never the reference, the hidden suite, the mistake catalogue or the quiz key: the
 grade comes from runs the instructor controls.
 """
@@ -13,11 +14,13 @@ import json
 import shutil
 from pathlib import Path
 
-from autograder import sheet
-from autograder.assignment import Assignment, UsageError
+from autograder import PACKAGE_DIR
+from autograder.course.assignment import Assignment
+from autograder.errors import UsageError
 from autograder.platforms.bundle import requirements
+from autograder.standalone import sheet
 
-PACKAGE = Path(__file__).resolve().parent
+STANDALONE = PACKAGE_DIR / "standalone"  # what the template carries
 PRACTICE = "practice"  # the template's folder for the checker
 
 WORKFLOW = """\
@@ -88,9 +91,9 @@ def practice_files() -> dict[str, str]:
     the checker, the GitHub formats, and the engine's own answer-sheet reader (``sheet.py``:
     stdlib and PyYAML only, and it never holds the key)."""
     return {
-        "check.py": (PACKAGE / "practice.py").read_text(),
-        "github.py": (PACKAGE / "platforms" / "github.py").read_text(),
-        "sheet.py": (PACKAGE / "sheet.py").read_text(),
+        "check.py": (STANDALONE / "practice.py").read_text(),
+        "github.py": (STANDALONE / "github.py").read_text(),
+        "sheet.py": (STANDALONE / "sheet.py").read_text(),
     }
 
 

@@ -14,7 +14,7 @@ Layers, weakest first:
 - ``landlock``: the worker restricts itself, before importing the student's module, to reading
   the interpreter, NumPy and its own runner, reading its copy of the submission and writing
   only its scratch folder; TCP, signals out of the sandbox and abstract sockets are denied as
-  far as the kernel's ABI allows (see ``autograder/landlock.py``).
+  far as the kernel's ABI allows (see ``autograder/sandbox/runner/landlock.py``).
 - ``namespaces``: bubblewrap (``bwrap``): no network, a private PID space (nothing survives the
   sandbox), and a file system that shows only the submission copy and read-only Python.
 
@@ -49,8 +49,9 @@ from typing import Any
 
 import numpy as np
 
-from autograder import landlock
-from autograder.assignment import UsageError
+from autograder import PACKAGE_DIR
+from autograder.errors import UsageError
+from autograder.sandbox.runner import landlock
 
 MODES = ("auto", "landlock", "fallback", "plain")
 PR_SET_CHILD_SUBREAPER = 36
@@ -61,7 +62,7 @@ UID_LOCKS = Path("/run/autograder-uids")  # root-owned: one flock per uid in use
 TMPFS_BYTES = 64 << 20  # the worker's /tmp under bwrap lives in memory
 SECRET_NAME = re.compile(r"TOKEN|KEY|SECRET|PASSWORD|PASSWD|CREDENTIAL", re.IGNORECASE)
 THREAD_VARS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "NUMEXPR_NUM_THREADS")
-GRADER = Path(__file__).resolve().parent
+GRADER = PACKAGE_DIR  # hidden from every worker: it holds the suites
 
 
 @dataclass(frozen=True)

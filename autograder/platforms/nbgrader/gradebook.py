@@ -22,12 +22,14 @@ from typing import Any
 from nbgrader.api import Gradebook, MissingEntry
 from nbgrader.utils import parse_utc
 
-from autograder.assignment import Assignment, UsageError
-from autograder.grading import grade_files
-from autograder.nbgrader.kernel import cell_tests, feedback
-from autograder.nbgrader.notebook import ANSWERS, PART1, extract
+from autograder.course.assignment import Assignment
+from autograder.engine.grading import grade_files
+from autograder.errors import UsageError
+from autograder.platforms.nbgrader.kernel import cell_tests, feedback
+from autograder.platforms.nbgrader.notebook import ANSWERS, PART1, extract
+from autograder.platforms.record import policy as record_policy
 from autograder.result import Result
-from autograder.sandbox import Sandbox
+from autograder.sandbox.layers import Sandbox
 
 
 def database(course: Path) -> str:
@@ -106,7 +108,7 @@ def autograde(
     if not source_file.is_file():
         raise UsageError(f"{source_file} not found: run `autograder nbgrader build` first")
     source = json.loads(source_file.read_text())
-    sandbox = Sandbox.for_record(allow_weak=allow_weak)
+    sandbox = record_policy(allow_weak=allow_weak)
     todo = submissions(course, slug, student)
     results: dict[str, Result] = {}
     with Gradebook(database(course)) as gb, warnings.catch_warnings():

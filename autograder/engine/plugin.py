@@ -16,14 +16,15 @@ from typing import Any
 import numpy as np
 import pytest
 
-from autograder import context
-from autograder.context import GradingContext, Reference, Student, SuiteFault, TestLog
+from autograder import PACKAGE_DIR
+from autograder.engine import context
+from autograder.engine.context import GradingContext, Reference, Student, SuiteFault, TestLog
+from autograder.engine.diagnosis import Feedback, reattribute
 from autograder.result import TestResult
-from autograder.testing import Feedback, reattribute
-from autograder.worker import StudentProblem
+from autograder.sandbox.worker import StudentProblem
 
 GRADING = pytest.StashKey[GradingContext]()
-ENGINE = Path(__file__).resolve().parent
+SUITES = PACKAGE_DIR / "suites"
 # Exceptions that only a mistake in the suite's own code raises, whatever the student returned.
 SUITE_MISTAKES = (NameError, ImportError, SyntaxError, RecursionError, SuiteFault)
 
@@ -129,7 +130,7 @@ def trusted_fault(excinfo: pytest.ExceptionInfo, log: TestLog) -> bool:
     if isinstance(error, AssertionError):
         return False  # a plain assert in the test: a check that failed
     innermost = Path(excinfo.traceback[-1].path)
-    if innermost.parent == ENGINE:
+    if innermost.is_relative_to(PACKAGE_DIR) and not innermost.is_relative_to(SUITES):
         return True
     return not log.calls
 

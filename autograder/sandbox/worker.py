@@ -1,7 +1,8 @@
 """The trusted side of the worker: start it, send calls, wait with a deadline, replace it.
 
 A call either returns plain data or raises one of the ``StudentProblem`` exceptions (see
-``autograder.problems``), each of which carries a message written for the student. The parts:
+``autograder.sandbox.problems``), each of which carries a message written for the student.
+The parts:
 ``Budget`` (how long one submission may keep the grader waiting), ``WorkerProcess`` (one
 started worker: its job folder, process and channel) and ``Worker`` (the suite's API).
 """
@@ -19,9 +20,10 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from autograder import wire
-from autograder.channel import Channel, ChannelClosed, ChannelTimeout, Deadline
-from autograder.problems import (
+from autograder import PACKAGE_DIR
+from autograder.sandbox.channel import Channel, ChannelClosed, ChannelTimeout, Deadline
+from autograder.sandbox.layers import Sandbox
+from autograder.sandbox.problems import (
     StudentBadOutput,
     StudentCrashed,
     StudentImportFailed,
@@ -38,7 +40,7 @@ from autograder.problems import (
     text,
     too_slow,
 )
-from autograder.sandbox import Sandbox
+from autograder.sandbox.runner import wire
 
 __all__ = [  # the problem classes are imported from here by the suite's plugin and tests
     "StudentBadOutput",
@@ -52,6 +54,7 @@ __all__ = [  # the problem classes are imported from here by the suite's plugin 
     "Worker",
 ]
 
+RUNNER = PACKAGE_DIR / "sandbox" / "runner"  # copied whole into each job
 RUNNER_FILES = ("worker_main.py", "wire.py", "landlock.py")
 COPY_LIMIT = 20 << 20  # bytes of submission copied into the sandbox
 START_FLOOR = 5.0  # seconds: the least time given to start Python and import the module
@@ -108,9 +111,8 @@ class WorkerProcess:
         os.chmod(self.job, 0o711)
         runner, copy, scratch = self.job / "runner", self.job / "sub", self.job / "tmp"
         runner.mkdir()
-        here = Path(__file__).resolve().parent
         for name in RUNNER_FILES:
-            shutil.copy(here / name, runner / name)
+            shutil.copy(RUNNER / name, runner / name)
         rules = self.sandbox.landlock_rules(runner, copy, scratch)
         if rules:
             (runner / "landlock.json").write_text(json.dumps(rules))
@@ -184,7 +186,7 @@ class Worker:
         self.starts = 0
         self.sequence = 0  # numbers requests; a reply must carry the number of its request
         self.landlock: dict | None = None  # what the last worker applied, as it reported
-        # serves the callbacks of a student's test that uses objects of ours (examplar.Lender)
+        # serves the callbacks of a student's test that uses objects of ours (student_tests.Lender)
         self.lender: Callable[[dict, list], tuple[dict, list[bytes]]] | None = None
         self.peak = 0  # bytes the last measured call allocated (see request)
         self.unready = False  # started by prestart, its ready message not read yet

@@ -18,8 +18,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from autograder.assignment import Assignment, UsageError
-from autograder.batch import (
+from autograder.course.assignment import Assignment
+from autograder.engine.mistakes import load_catalogue
+from autograder.errors import UsageError
+from autograder.workflows.batch import (
     atomic_write_text,
     batch_meta,
     load_record,
@@ -27,7 +29,6 @@ from autograder.batch import (
     problems,
     read_state,
 )
-from autograder.mistakes import load_catalogue
 
 IMAGES = "report-images"
 PART_TITLES = {"part1": "Part 1 (by hand)", "part2": "Part 2 (code)", "total": "Total"}

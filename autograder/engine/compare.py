@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from autograder.wire import Unsupported
+from autograder.sandbox.runner.wire import Unsupported
 
 RTOL, ATOL = 1e-5, 1e-7
 SHOW_ENTRIES = 3  # wrong entries shown; only where got and expected differ

@@ -32,7 +32,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from autograder.assignment import UsageError
+from autograder.errors import UsageError
 from autograder.result import write_json
 
 DEFAULT_TEMPLATE = "https://github.com/{org}/{assignment}-{login}.git"

@@ -6,7 +6,7 @@ comparison can later replay the same call on every catalogued mistake.
 
 The grading plugin keeps its ``GradingContext`` on pytest's ``config.stash`` and makes it the
 *current* one only while a hidden test runs (``running``), so the suite API
-(``autograder.testing``) finds it without any state that outlives the test.
+(``autograder.engine.diagnosis``) finds it without any state that outlives the test.
 """
 
 from __future__ import annotations
@@ -18,9 +18,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from autograder import wire
-from autograder.mistakes import Diagnoser
-from autograder.worker import CALLABLE, StudentBadOutput, Worker
+from autograder.engine.mistakes import Diagnoser
+from autograder.sandbox.runner import wire
+from autograder.sandbox.worker import CALLABLE, StudentBadOutput, Worker
 
 
 @dataclass(eq=False)

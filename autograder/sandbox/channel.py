@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from autograder import wire
+from autograder.sandbox.runner import wire
 
 CHUNK = 1 << 16
 

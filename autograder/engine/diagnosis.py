@@ -16,33 +16,24 @@ import tracemalloc
 import types
 import warnings
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-import pytest
 
-from autograder import context
-from autograder.compare import (
+from autograder.engine import context
+from autograder.engine.compare import (
     ATOL,
     RTOL,
-    kind_of,
     matches,
-    problem,
     show,
     structure_problem,
     value_name,
 )
-from autograder.context import Call
-from autograder.mistakes import Diagnoser, Variant, module_from_source
-from autograder.report import listed
-from autograder.shapes import shape_of_error, wrong_order
-from autograder.worker import StudentProblem, StudentRaised
-
-
-def points(value: float, checks: str) -> pytest.MarkDecorator:
-    """Mark a hidden test: how many points it is worth and which function it checks."""
-    return pytest.mark.points(value, checks=checks)
+from autograder.engine.context import Call
+from autograder.engine.mistakes import Diagnoser, Variant, module_from_source
+from autograder.engine.shapes import shape_of_error, wrong_order
+from autograder.sandbox.worker import StudentProblem, StudentRaised
+from autograder.text import listed
 
 
 class Feedback(AssertionError):
@@ -220,29 +211,6 @@ def names_of(got: Any) -> tuple[str, ...]:
     return returned_names(call.function) if call and not call.path else ()
 
 
-def expect(got: Any, want: Any, rtol: float = RTOL, atol: float = ATOL) -> None:
-    """Fail with staged feedback unless ``got`` matches ``want`` within tolerance."""
-    __tracebackhide__ = True  # pytest: the failure is the test's line, not this one
-    found = problem(got, want, rtol, atol, names_of(got))
-    if found:
-        raise failure(got, f"{described(got)}: {found}", want, rtol, atol)
-
-
-def expect_structure(got: Any, want: Any) -> None:
-    """Fail unless ``got`` has the type, shape and dtype of ``want``; values are not compared."""
-    __tracebackhide__ = True  # pytest: the failure is the test's line, not this one
-    found = structure_problem(got, want)
-    if found:
-        raise failure(got, f"{described(got)}: {found}", want, values=False)
-
-
-def check(condition: Any, message: str, about: Any = None) -> None:
-    """A behavioural probe: fail with ``message`` (and a diagnosis of ``about``) unless true."""
-    __tracebackhide__ = True  # pytest: the failure is the test's line, not this one
-    if not bool(condition):
-        raise failure(about, message) if about is not None else Feedback(message)
-
-
 def failure(
     got: Any,
     detail: str,
@@ -276,7 +244,7 @@ def same_value(got: Any, replayed: Any) -> bool:
 def error_shape(got: Any, want: Any, rtol: float, atol: float, values: bool) -> str | None:
     """How ``got`` differs from ``want``, in words: for one value of a returned tuple, whether
     another value of that tuple is what was expected (its ``values``, or only its type and
-    shape); else, for values, autograder.shapes."""
+    shape); else, for values, autograder.engine.shapes."""
 
     def same(value: Any, want: Any) -> bool:
         if values:
@@ -373,37 +341,6 @@ def reattribute(error: BaseException) -> BaseException:
     return Feedback(detail, cause=cause, blame=culprits, outcome=error.outcome)
 
 
-def parts(got: Any, *names: str) -> tuple:
-    """Unpack a returned tuple such as (weights, output), checking its structure first."""
-    __tracebackhide__ = True  # pytest: the failure is the test's line, not this one
-    if not isinstance(got, tuple | list) or len(got) != len(names):
-        raise Feedback(
-            f"{described(got)} returned {show(got) if got is None else type(got).__name__}; "
-            f"expected a tuple ({', '.join(names)})."
-        )
-    return tuple(got)
-
-
-@contextlib.contextmanager
-def raises(type_name: str) -> Iterator[None]:
-    """Expect the student's call inside the block to raise ``type_name`` (or a subclass)."""
-    __tracebackhide__ = True
-    _, before = last_call()
-    try:
-        yield
-    except StudentRaised as raised:
-        if raised.is_a(type_name):
-            return
-        raise Feedback(f"expected {type_name}, but {raised}") from None
-    got, call = last_call()
-    if call is None or call is before:
-        raise Feedback(f"expected {type_name} to be raised, but nothing was raised.")
-    raise Feedback(
-        f"{call.describe(show)} returned {kind_of(got)} instead of raising {type_name}.",
-        diagnose_no_raise(got, call, type_name),
-    )
-
-
 def diagnose_no_raise(got: Any, call: Call, type_name: str) -> list[Variant]:
     """Catalogued mistakes that return what the student's code returned, on a call where the
     reference raises ``type_name``."""
@@ -421,64 +358,6 @@ def diagnose_no_raise(got: Any, call: Call, type_name: str) -> list[Variant]:
 
 
 # -- memory ---------------------------------------------------------------------------------
-
-
-@dataclass
-class Memory:
-    """The calls into the student's code made inside ``measure_memory()``: for each, the
-    call, what it returned, and the peak memory in bytes that it allocated."""
-
-    calls: list[tuple[Call, Any, int]] = field(default_factory=list)
-
-    @property
-    def peak(self) -> int:
-        return max((peak for _, _, peak in self.calls), default=0)
-
-
-@contextlib.contextmanager
-def measure_memory() -> Iterator[Memory]:
-    """Measure the peak memory of every call into the student's code inside the block.
-
-        with measure_memory() as memory:
-            got = student.chunked_attention(Q, K, V, block_size=128)
-        expect_peak_below(memory, 16 << 20, "1/8 of the dense score matrix")
-
-    The worker traces each call with tracemalloc: the NumPy arrays it allocates count, its
-    result included; its inputs (decoded before the call) and BLAS workspace do not."""
-    ctx = context.current()
-    if ctx is None:
-        raise RuntimeError("measure_memory() only works while a suite is being graded")
-    memory = Memory()
-    ctx.measured = memory.calls
-    try:
-        yield memory
-    finally:
-        ctx.measured = None
-
-
-def expect_peak_below(
-    memory: Memory, limit: int, why: str = "", suspects: list[str] | None = None
-) -> None:
-    """Fail unless every call measured in ``memory`` peaked at ``limit`` bytes or less.
-
-    The message puts the measured peak next to the limit (``why`` says where the limit comes
-    from). The diagnosis names the known mistakes that, replayed on the same call, give the
-    same value and also go over the limit, with a peak within a factor of two of the
-    student's: memory is compared loosely, as values are within a tolerance. Each replay runs
-    at full size, so only ``suspects`` (names of mistakes) are tried, or by default every
-    mistake of the measured function."""
-    __tracebackhide__ = True  # pytest: the failure is the test's line, not this one
-    if not memory.calls:
-        raise RuntimeError("expect_peak_below: no call was measured (see measure_memory)")
-    call, got, peak = max(memory.calls, key=lambda entry: entry[2])
-    if peak <= limit:
-        return
-    because = f" ({why})" if why else ""
-    raise Feedback(
-        f"{call.describe(show)} allocated a peak of {mib(peak)} while it ran (measured with "
-        f"tracemalloc); the bound is {mib(limit)}{because}.",
-        diagnose_memory(call, got, peak, limit, suspects),
-    )
 
 
 def diagnose_memory(

@@ -19,9 +19,9 @@ import warnings
 from pathlib import Path
 
 from autograder import report
-from autograder.assignment import Assignment
-from autograder.grading import grade
-from autograder.nbgrader.notebook import ANSWERS, PART1, extract, piece_of
+from autograder.course.assignment import Assignment
+from autograder.engine.grading import grade
+from autograder.platforms.nbgrader.notebook import ANSWERS, PART1, extract, piece_of
 from autograder.result import Result, TestResult
 
 # One grading per notebook version: the first test cell grades, the others read the result.

@@ -7,10 +7,10 @@ import textwrap
 import numpy as np
 import pytest
 
-from autograder import examplar
-from autograder.examplar import Lender, Runner, StudentTests
-from autograder.mistakes import Catalogue, module_from_source
-from autograder.sandbox import Sandbox
+from autograder.engine import student_tests
+from autograder.engine.mistakes import Catalogue, module_from_source
+from autograder.engine.student_tests import Lender, Runner, StudentTests
+from autograder.sandbox.layers import Sandbox
 
 REFERENCE = textwrap.dedent(
     '''
@@ -106,7 +106,7 @@ def grade(tmp_path, tests, box):
     (tmp_path / "test_scaler.py").write_text(tests)
     reference = module_from_source(REFERENCE, "reference")
     runner = Runner(SPEC, tmp_path, box, timeout=30)
-    return examplar.grade(runner, catalogue, reference, REFERENCE)
+    return student_tests.grade(runner, catalogue, reference, REFERENCE)
 
 
 @pytest.fixture(scope="module")
@@ -150,7 +150,7 @@ def test_the_lender_reaches_only_public_names_and_returns_plain_data():
 
     def ask(op, target, name, *args):
         blobs = []
-        from autograder import wire
+        from autograder.sandbox.runner import wire
 
         header = {
             "callback": op,

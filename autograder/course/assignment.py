@@ -7,7 +7,7 @@ autograder/suites/<slug>/  suite.yaml, quiz.yaml (the key), test_hidden.py, mist
 The first two make up the *course folder*. The grader never looks for it where it runs (a
 student's folder could hold a reference of its own); it is, in order: the folder the instructor
 names (``--course`` or ``AUTOGRADER_ROOT``), the copy built into an installed package
-(``autograder/course/``), or the source checkout the package itself lives in.
+(``autograder/course_material/``), or the source checkout the package itself lives in.
 """
 
 from __future__ import annotations
@@ -20,22 +20,20 @@ from typing import Any
 
 import yaml
 
-from autograder import sheet, stubs
+from autograder import PACKAGE_DIR
+from autograder.course import stubs
+from autograder.errors import UsageError
+from autograder.standalone import sheet
 
-PACKAGE = Path(__file__).resolve().parent
-SUITES = PACKAGE / "suites"
-PACKAGED_COURSE = PACKAGE / "course"  # filled in by the package build (setup.py)
-CHECKOUT = PACKAGE.parent
+SUITES = PACKAGE_DIR / "suites"
+PACKAGED_COURSE = PACKAGE_DIR / "course_material"  # filled in by the package build (setup.py)
+CHECKOUT = PACKAGE_DIR.parent
 NO_COURSE = (
     "this grader has no course material (the reference solutions), so it cannot grade here. "
     "In a student repository, run the practice checks instead: `pytest` for the code, and the "
     "answer-sheet check its README names; your grade comes from the course. Instructors: "
     "install the grader from the course repository, or name it with --course COURSE_DIR."
 )
-
-
-class UsageError(Exception):
-    """A mistake in how the command was called: one line, non-zero exit."""
 
 
 def is_course(path: Path) -> bool:
@@ -105,7 +103,7 @@ class Assignment:
     # handout says so (e.g. multi-head attention graded with the student's own split_heads)
     together: dict[str, list[str]] = field(default_factory=dict)
     returns: dict[str, list[str]] = field(default_factory=dict)  # names of returned values
-    student_tests: StudentTests | None = None  # tests the student writes (see examplar.py)
+    student_tests: StudentTests | None = None  # see engine/student_tests.py
     course: Path | None = None  # None: found by find_root() when first needed
 
     @classmethod

@@ -19,11 +19,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from autograder.assignment import Assignment, UsageError
-from autograder.batch import batch_meta, load_record, read_state
-from autograder.collect import DEFAULT_TEMPLATE, TOKEN_VARIABLES
-from autograder.mistakes import load_catalogue
+from autograder.course.assignment import Assignment
+from autograder.engine.mistakes import load_catalogue
+from autograder.errors import UsageError
 from autograder.report import neutralise
+from autograder.workflows.batch import batch_meta, load_record, read_state
+from autograder.workflows.collect import DEFAULT_TEMPLATE, TOKEN_VARIABLES
 
 API = "https://api.github.com"
 GITHUB_REPO = re.compile(r"^https://github\.com/([A-Za-z0-9_.-]+)/([A-Za-z0-9_.-]+?)(?:\.git)?$")
