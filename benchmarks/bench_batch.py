@@ -28,7 +28,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
 from dozen import build  # noqa: E402
-from test_nbgrader import jupyter_env  # noqa: E402
+from helpers import jupyter_env  # noqa: E402
 
 from autograder.course.assignment import Assignment  # noqa: E402
 from autograder.platforms.nbgrader.notebook import as_notebook  # noqa: E402

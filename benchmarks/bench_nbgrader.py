@@ -22,7 +22,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
-from test_nbgrader import jupyter_env  # noqa: E402
+from helpers import jupyter_env  # noqa: E402
 
 SLUG = "masks-and-heads"
 

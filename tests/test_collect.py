@@ -3,54 +3,15 @@
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 
 import pytest
+from helpers import git, student_repo
 
 from autograder import cli
 from autograder.workflows.collect import MANIFEST
 
 SECRET = "ghp_klassTokenThatMustNeverBeWritten"
-COMMITTER = {
-    "GIT_AUTHOR_NAME": "Student",
-    "GIT_AUTHOR_EMAIL": "s@example.org",
-    "GIT_COMMITTER_NAME": "Student",
-    "GIT_COMMITTER_EMAIL": "s@example.org",
-    "GIT_CONFIG_GLOBAL": "/dev/null",
-}
-
-
-def git(*args: str, cwd: Path, env: dict[str, str] | None = None) -> str:
-    import os
-
-    done = subprocess.run(
-        ["git", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        check=True,
-        env={**os.environ, **COMMITTER, **(env or {})},
-    )
-    return done.stdout.strip()
-
-
-def student_repo(remotes: Path, login: str, files: dict[str, str | bytes], branch="main") -> str:
-    """A bare repository remotes/<login>.git whose one commit holds ``files``; its SHA."""
-    work = remotes / f"{login}-work"
-    git("init", "-q", "-b", branch, str(work), cwd=remotes)
-    for name, content in files.items():
-        path = work / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        if isinstance(content, bytes):
-            path.write_bytes(content)
-        else:
-            path.write_text(content)
-    git("add", "-A", cwd=work)
-    # A forged date: the manifest's collection time, not this, is what counts.
-    git("commit", "-q", "-m", "work", cwd=work, env={"GIT_COMMITTER_DATE": "2001-01-01T00:00"})
-    git("clone", "-q", "--bare", str(work), str(remotes / f"{login}.git"), cwd=remotes)
-    return git("rev-parse", "HEAD", cwd=work)
 
 
 @pytest.fixture(scope="module")

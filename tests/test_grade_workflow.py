@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 import yaml
+from helpers import git, student_repo
 from hostile import SLUG
-from test_collect import git, student_repo
 
 from autograder.course.assignment import Assignment
 

@@ -10,9 +10,6 @@ from __future__ import annotations
 import ast
 import csv
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +17,7 @@ import pytest
 
 pytest.importorskip("nbgrader", reason="nbgrader is not installed (pip install -e '.[nbgrader]')")
 
+from helpers import jupyter_env, nbgrader
 from nbgrader.api import Gradebook  # noqa: E402
 
 from autograder import cli  # noqa: E402
@@ -123,28 +121,6 @@ def make_submission(course: Path, student: str) -> None:
     folder.mkdir(parents=True)
     (folder / f"{SLUG}.ipynb").write_text(json.dumps(nb))
     (folder / "answers.yaml").write_text(answers)
-
-
-def jupyter_env(folder: Path) -> dict[str, str]:
-    """This checkout on the path, and Jupyter's and IPython's settings in ``folder``, so
-    that nothing of the machine's own Jupyter set-up takes part."""
-    env = dict(os.environ, PYTHONPATH=str(ROOT), AUTOGRADER_ROOT=str(ROOT))
-    for name in ("JUPYTER_CONFIG_DIR", "JUPYTER_DATA_DIR", "JUPYTER_RUNTIME_DIR", "IPYTHONDIR"):
-        env[name] = str(folder / name.lower())
-        Path(env[name]).mkdir(parents=True)
-    return env
-
-
-def nbgrader(course: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProcess:
-    # `export` takes no --course-dir: it reads the course from the folder it runs in.
-    where = [] if args[0] == "export" else ["--course-dir", str(course)]
-    command = [sys.executable, "-m", "nbgrader", *args, *where]
-    # From the course folder too: that is where nbgrader looks for nbgrader_config.py.
-    done = subprocess.run(
-        command, cwd=course, env=env, capture_output=True, text=True, timeout=1800
-    )
-    assert "No nbgrader_config.py file found" not in done.stderr
-    return done
 
 
 def stored_scores(course: Path) -> dict[str, dict[str, float | None]]:

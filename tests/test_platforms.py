@@ -5,15 +5,14 @@ environment; every result it writes is validated against the format's JSON Schem
 """
 
 import json
-import os
 import shutil
 import subprocess
 import sys
 import zipfile
 from pathlib import Path
 
-import jsonschema
 import pytest
+from helpers import IDENTITY, clean_env, run_autograder, unpack, validate
 
 from autograder.course.assignment import Assignment
 from autograder.platforms import classroom50, gradescope
@@ -25,46 +24,12 @@ SLUG = "masks-and-heads"
 pytestmark = pytest.mark.timeout(600)
 
 
-def validate(data, schema):
-    jsonschema.validate(data, json.loads((SCHEMAS / schema).read_text()))
-
-
-def clean_env(**extra):
-    """The platform's environment: no PYTHONPATH into this checkout, no course root."""
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "AUTOGRADER_ROOT")}
-    return env | extra
-
-
 # -- Gradescope -----------------------------------------------------------------------------------
 
 
 @pytest.fixture(scope="module")
 def gradescope_zip(tmp_path_factory):
     return gradescope.export(Assignment.load(SLUG), tmp_path_factory.mktemp("gs") / "grader.zip")
-
-
-def unpack(archive, home):
-    """What Gradescope does: unzip into /autograder/source, keeping the modes."""
-    source = home / "source"
-    with zipfile.ZipFile(archive) as z:
-        for info in z.infolist():
-            z.extract(info, source)
-            (source / info.filename).chmod(info.external_attr >> 16)
-    return source
-
-
-def run_autograder(home):
-    done = subprocess.run(
-        [str(home / "source" / "run_autograder")],
-        env=clean_env(AUTOGRADER_HOME=str(home)),
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert done.returncode == 0, done.stdout + done.stderr
-    results = json.loads((home / "results" / "results.json").read_text())
-    validate(results, "gradescope-results.json")
-    return results
 
 
 def test_the_zip_has_its_scripts_at_the_root_and_only_this_assignment(gradescope_zip):
@@ -108,16 +73,6 @@ def test_run_autograder_writes_results_when_the_grader_breaks(gradescope_zip, tm
 
 
 # -- Classroom 50 ---------------------------------------------------------------------------------
-
-IDENTITY = {
-    "CLASSROOM": "attention-2026",
-    "ASSIGNMENT": SLUG,
-    "SUBMISSION_TAG": "submission-3",
-    "USERNAME": "octocat",
-    "COMMIT_URL": "https://github.com/attention-2026/masks-and-heads-octocat/commit/abc123",
-    "RELEASE_URL": "https://github.com/attention-2026/masks-and-heads-octocat/releases/tag/s3",
-    "REVIEW_URL": "https://github.com/attention-2026/masks-and-heads-octocat/pull/1",
-}
 
 
 def files(folder):

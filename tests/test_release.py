@@ -17,7 +17,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 import yaml
-from test_workflows import LINTER, actionlint
+from helpers import LINTER, actionlint, practice_check
 
 from autograder.course.assignment import Assignment
 from autograder.errors import UsageError
@@ -284,21 +284,6 @@ def test_the_reporter_prints_our_count_of_practice_checks(student_run):
     assert points_line(done.stdout) == (str(passed), str(len(result["tests"]))) == ("16", "17")
     assert done.returncode == 1  # it fails the job while any check fails
     assert "::error::Some tests failed." in done.stdout
-
-
-def practice_check(repo: Path) -> subprocess.CompletedProcess:
-    """`python practice/check.py` in a student's repository, offline: outside Actions, and
-    without this package on the path."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GITHUB_")}
-    env.pop("PYTHONPATH", None)
-    return subprocess.run(
-        [sys.executable, "practice/check.py"],
-        cwd=repo,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
 
 
 def test_offline_the_same_command_checks_a_blank_template(template, tmp_path):

@@ -13,9 +13,16 @@ import sys
 from pathlib import Path
 
 import pytest
-from test_nbgrader import jupyter_env, nbgrader
-from test_platforms import IDENTITY, clean_env, run_autograder, unpack, validate
-from test_release import practice_check
+from helpers import (
+    IDENTITY,
+    clean_env,
+    jupyter_env,
+    nbgrader,
+    practice_check,
+    run_autograder,
+    unpack,
+    validate,
+)
 
 from autograder import cli
 from autograder.course.assignment import Assignment, slugs

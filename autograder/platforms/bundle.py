@@ -15,20 +15,40 @@ it, so the grader never looks at the working directory (the student's checkout) 
 
 from __future__ import annotations
 
+import re
 import shutil
 import tomllib
+from importlib import metadata
 from pathlib import Path
 
-from autograder import PACKAGE_DIR
+from autograder import DISTRIBUTION, PACKAGE_DIR
 from autograder.course.assignment import Assignment
 
 COURSE = "course"
 
 
-def requirements(root: Path) -> str:
-    """This package's runtime dependencies, one per line, from pyproject.toml."""
-    project = tomllib.loads((root / "pyproject.toml").read_text())["project"]
-    return "\n".join(project["dependencies"]) + "\n"
+# The class report's charts are for the instructor's machine, not a grading container.
+NOT_FOR_GRADING = {"matplotlib"}
+
+
+def requirements(keep: set[str] | None = None) -> str:
+    """This package's runtime dependencies, one per line (``keep``: only those names), from
+    the installed package's metadata, so a built wheel answers as a checkout does."""
+    wanted = [r for r in runtime_requirements() if name_of(r) not in NOT_FOR_GRADING]
+    return "\n".join(r for r in wanted if keep is None or name_of(r) in keep) + "\n"
+
+
+def runtime_requirements() -> list[str]:
+    try:
+        declared = metadata.requires(DISTRIBUTION) or []
+    except metadata.PackageNotFoundError:  # a checkout run without installing it
+        project = tomllib.loads((PACKAGE_DIR.parent / "pyproject.toml").read_text())["project"]
+        declared = project["dependencies"]
+    return [r for r in declared if "extra ==" not in r]
+
+
+def name_of(requirement: str) -> str:
+    return re.split(r"[\s<>=!~;\[]", requirement, maxsplit=1)[0].lower()
 
 
 def write_course(assignment: Assignment, out: Path) -> Path:
@@ -49,5 +69,5 @@ def write_course(assignment: Assignment, out: Path) -> Path:
     shutil.copytree(PACKAGE_DIR, course / "autograder", ignore=only_this_suite)
     for kind, source in (("reference", assignment.reference), ("assignments", assignment.starter)):
         shutil.copytree(source, course / kind / assignment.slug, ignore=skip)
-    (out / "requirements.txt").write_text(requirements(assignment.root))
+    (out / "requirements.txt").write_text(requirements())
     return course

@@ -25,12 +25,15 @@ from collections.abc import Iterator, Sequence
 from typing import Any, Protocol, TextIO
 
 
-class Test(Protocol):
-    name: str
-    score: float
-    max_score: float
-    message: str
-
+class Test(Protocol):  # read-only, so a dataclass field and a property both fit
+    @property
+    def name(self) -> str: ...
+    @property
+    def score(self) -> float: ...
+    @property
+    def max_score(self) -> float: ...
+    @property
+    def message(self) -> str: ...
     @property
     def passed(self) -> bool: ...
 

@@ -28,9 +28,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import github  # noqa: E402
-import sheet  # noqa: E402
+if __package__:  # imported from the package (autograder.standalone.practice)
+    from . import github, sheet
+else:  # run as the template's practice/check.py, beside copies of both
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import github  # type: ignore[no-redef]  # noqa: E402
+    import sheet  # type: ignore[no-redef]  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 TEST_TIMEOUT = 300  # seconds for the whole public test run

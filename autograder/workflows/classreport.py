@@ -111,19 +111,15 @@ def gather(out: Path) -> ClassStats:
     )
 
 
-# -- images (matplotlib, an extra: imported only here) -------------------------------------------
+# -- images (matplotlib, imported only here) -------------------------------------------------------
 
 
 def new_figure(width: float, height: float) -> Any:
     """A figure drawn by the Agg backend, without pyplot's global state (imported late, so
     that other commands never pay for matplotlib)."""
-    try:
-        from matplotlib.backends.backend_agg import FigureCanvasAgg
-        from matplotlib.figure import Figure
-    except ImportError:
-        raise UsageError(
-            "the class report needs matplotlib: pip install 'attention-autograder[report]'"
-        ) from None
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
     figure = Figure(figsize=(width, height))
     FigureCanvasAgg(figure)
     return figure

@@ -21,6 +21,7 @@ from autograder.platforms.bundle import requirements
 from autograder.standalone import sheet
 
 STANDALONE = PACKAGE_DIR / "standalone"  # what the template carries
+TEMPLATE_NEEDS = {"numpy", "pytest", "pyyaml"}  # the public tests and the practice checks
 PRACTICE = "practice"  # the template's folder for the checker
 
 WORKFLOW = """\
@@ -116,7 +117,7 @@ def template_files(assignment: Assignment) -> dict[str, str]:
     files[f"{PRACTICE}/questions.json"] = json.dumps(questions, indent=2) + "\n"
     for name, content in practice_files().items():
         files[f"{PRACTICE}/{name}"] = content
-    files["requirements.txt"] = requirements(assignment.root)
+    files["requirements.txt"] = requirements(TEMPLATE_NEEDS)
     files[".gitignore"] = GITIGNORE
     files[".github/workflows/classroom.yml"] = WORKFLOW
     return files
