@@ -287,10 +287,12 @@ def at_fault(ctx: context.GradingContext, call: Call, same: Callable[[Any], bool
     make the reference's ``call.function`` fail as the student's did: ``same`` says whether
     a replay's value (or the exception it raised) is the same failure.
 
+    Only functions the student's code really called are candidates (the worker records the
+    calls): a student's function with its own code, which never calls X, is never blamed on X.
     The replay runs the reference in this process; only the student's functions run in the
     worker, through the usual proxy. A function is named when swapping it alone in
     reproduces the failure; when no single one does, all together are tried."""
-    callees = ctx.diagnoser.callees(call.function)
+    callees = [name for name in ctx.diagnoser.callees(call.function) if name in call.called]
     if not callees:
         return []
 

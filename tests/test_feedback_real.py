@@ -1,0 +1,69 @@
+"""Feedback on real code (issue 19): each case is the reference with one change, graded
+end to end, and the cause it names (or the error it shows) must be the true one."""
+
+import functools
+import shutil
+
+import pytest
+
+from autograder import report
+from autograder.course.assignment import Assignment
+from autograder.engine.grading import grade
+from autograder.sandbox.layers import Sandbox
+
+
+def edited(slug: str, *replacements: tuple[str, str]) -> str:
+    """The reference's source of ``slug`` with each (old, new) text replaced once."""
+    source = Assignment.load(slug).reference_source
+    for old, new in replacements:
+        assert old in source, old
+        source = source.replace(old, new)
+    return source
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory):
+    """Grade a source as a submission of a slug, once per module: (slug, source) -> Result."""
+
+    @functools.cache
+    def grading(slug: str, source: str):
+        assignment = Assignment.load(slug)
+        folder = tmp_path_factory.mktemp("sub")
+        shutil.copy(assignment.reference / "answers.yaml", folder / "answers.yaml")
+        (folder / assignment.module_file).write_text(source)
+        return grade(assignment, folder, Sandbox.detect("fallback"))
+
+    return grading
+
+
+def summary_line(text: str, function: str) -> str:
+    return next(line for line in text.splitlines() if line.startswith(f"  {function} "))
+
+
+# -- a cascade only when measured -------------------------------------------------------------
+
+INT_PADDING = (
+    "return np.arange(T)[None, :] < lengths[:, None]",
+    "return (np.arange(T)[None, :] < lengths[:, None]).astype(int)",
+)
+OWN_INT_ATTENTION_MASK = (
+    "    real_keys = padding_mask(lengths, T)[:, None, :]",
+    "    real_keys = (np.arange(T)[None, None, :] < np.asarray(lengths)[:, None, None]) * 1",
+)
+
+
+def test_a_function_that_never_calls_the_failing_one_shows_its_own_error(graded):
+    result = graded(
+        "padding-and-batches", edited("padding-and-batches", INT_PADDING, OWN_INT_ATTENTION_MASK)
+    )
+    text = report.student_text(result)
+    assert "fix that first" not in text
+    mask_tests = [t for t in result.tests if t.checks == "attention_mask"]
+    assert all(not t.blame for t in mask_tests)
+    assert "expected an array of booleans" in "\n".join(t.message for t in mask_tests)
+
+
+def test_a_function_that_calls_the_failing_one_is_still_pointed_to_it(graded):
+    result = graded("padding-and-batches", edited("padding-and-batches", INT_PADDING))
+    text = report.student_text(result)
+    assert summary_line(text, "attention_mask").endswith("fix that first")
