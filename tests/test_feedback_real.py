@@ -67,3 +67,30 @@ def test_a_function_that_calls_the_failing_one_is_still_pointed_to_it(graded):
     result = graded("padding-and-batches", edited("padding-and-batches", INT_PADDING))
     text = report.student_text(result)
     assert summary_line(text, "attention_mask").endswith("fix that first")
+
+
+# -- merge only what is the same --------------------------------------------------------------
+
+ASSERT_AND_BROADCAST = (
+    (
+        "    T, d = Q.shape\n",
+        "    T, d = Q.shape\n    assert block_size <= len(K), 'block too big'\n",
+    ),
+    ("i = np.arange(start, T)[:, None]", "i = np.arange(T)[:, None]"),
+)
+
+
+def test_two_different_errors_are_not_merged(graded):
+    result = graded("flash-attention", edited("flash-attention", *ASSERT_AND_BROADCAST))
+    text = report.student_text(result)
+    assert "raised AssertionError: block too big" in text
+    assert "raised ValueError: operands could not be broadcast" in text
+    assert "same cause as above" not in text
+
+
+def test_the_same_error_twice_is_merged(graded):
+    no_causal = ("    T, d = Q.shape\n", "    T, d = Q.shape\n    assert not causal, 'no causal'\n")
+    result = graded("flash-attention", edited("flash-attention", no_causal))
+    text = report.student_text(result)
+    assert text.count("raised AssertionError: no causal") == 1
+    assert text.count("same cause as above") == 2
