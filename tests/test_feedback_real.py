@@ -2,13 +2,15 @@
 end to end, and the cause it names (or the error it shows) must be the true one."""
 
 import functools
+import re
 import shutil
 
 import pytest
 
 from autograder import report
-from autograder.course.assignment import Assignment
+from autograder.course.assignment import Assignment, slugs
 from autograder.engine.grading import grade
+from autograder.engine.mistakes import Catalogue, load_catalogue
 from autograder.sandbox.layers import Sandbox
 
 
@@ -94,3 +96,51 @@ def test_the_same_error_twice_is_merged(graded):
     text = report.student_text(result)
     assert text.count("raised AssertionError: no causal") == 1
     assert text.count("same cause as above") == 2
+
+
+# -- names from the suite, nothing internal ---------------------------------------------------
+
+INTERNAL = re.compile(r"RemoteObject|Handle\(|Unsupported|autograder-job|/tmp/|/sub/|/runner/")
+
+
+@pytest.mark.parametrize("slug", slugs())
+def test_every_suite_names_its_tuples_and_axes_and_titles_every_entry(slug):
+    assignment = Assignment.load(slug)
+    assert assignment.unnamed_returns() == []
+    assert assignment.axes, "suite.yaml has axes:"
+    catalogue = load_catalogue(assignment.suite / "mistakes.py")
+    assert catalogue.untitled == []
+    for variant in catalogue.mistakes:  # every text of every entry a student can receive
+        for text in (variant.title, variant.why, variant.hint):
+            assert not INTERNAL.search(text), (variant.name, text)
+        assert variant.family not in variant.title, "the id is for instructors"
+
+
+def test_check_fails_on_an_unnamed_tuple_and_an_untitled_entry():
+    assignment = Assignment.load("flash-attention")
+    assignment.returns = {}
+    assert assignment.unnamed_returns() == ["online_softmax_update", "chunked_attention"]
+    catalogue = Catalogue()
+    catalogue.mistake("no-title", replaces="f", why="Why.", hint="Hint.")(lambda: None)
+    assert "no-title has no title= (what a student reads)" in catalogue.problems(["f"])
+
+
+def test_a_3d_array_is_pointed_into_with_the_suites_axis_names(graded):
+    wo_transposed = (
+        "return heads.transpose(0, 2, 1, 3).reshape(B, T, C) @ Wo\n",
+        "return heads.transpose(0, 2, 1, 3).reshape(B, T, C) @ Wo.T\n",
+    )
+    result = graded("padding-and-batches", edited("padding-and-batches", wo_transposed))
+    text = report.student_text(result)
+    assert "at sequence 0, position 0, channel 0" in text
+    assert "head 0" not in text
+
+
+def test_a_job_path_printed_by_the_student_is_not_shown(graded):
+    printing = (
+        "    lengths = np.asarray(lengths)\n",
+        "    lengths = np.asarray(lengths)\n    print(__file__)\n",
+    )
+    result = graded("padding-and-batches", edited("padding-and-batches", printing))
+    printed = "\n".join(t.printed for t in result.tests)
+    assert "batches.py" in printed and not INTERNAL.search(printed)

@@ -205,6 +205,22 @@ def returned_names(function: str) -> tuple[str, ...]:
     return tuple(ctx.diagnoser.returns.get(function, ())) if ctx else ()
 
 
+def axes_of(got: Any) -> dict[str, list[str]]:
+    """The suite's names for the axes of ``got`` (suite.yaml: axes), by value name: "" for
+    ``got`` itself, when it is one array, or one value of a returned tuple."""
+    ctx = context.current()
+    call = ctx.log.origin(got) if ctx else None
+    if ctx is None or call is None:
+        return {}
+    function = call.function if call.target is None else f"{call.target.type_name}.{call.function}"
+    given = ctx.diagnoser.axes.get(function, {})
+    if not call.path:
+        return given
+    names = returned_names(call.function)
+    index = call.path[-1]
+    return {"": given[names[index]]} if index < len(names) and names[index] in given else {}
+
+
 def names_of(got: Any) -> tuple[str, ...]:
     ctx = context.current()
     call = ctx.log.origin(got) if ctx else None
