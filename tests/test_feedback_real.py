@@ -9,6 +9,7 @@ import pytest
 
 from autograder import report
 from autograder.course.assignment import Assignment, slugs
+from autograder.engine.compare import plural
 from autograder.engine.grading import grade
 from autograder.engine.mistakes import Catalogue, load_catalogue
 from autograder.sandbox.layers import Sandbox
@@ -144,3 +145,11 @@ def test_a_job_path_printed_by_the_student_is_not_shown(graded):
     result = graded("padding-and-batches", edited("padding-and-batches", printing))
     printed = "\n".join(t.printed for t in result.tests)
     assert "batches.py" in printed and not INTERNAL.search(printed)
+
+
+def test_axis_names_are_pluralised_in_plain_english():
+    assert (plural("key", 2), plural("entry", 2), plural("query", 3)) == (
+        "keys",
+        "entries",
+        "queries",
+    )

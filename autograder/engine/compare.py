@@ -206,7 +206,8 @@ def naming_axes(names: Names | None) -> Iterator[None]:
 def plural(name: str, count: int) -> str:
     if count == 1:
         return name
-    return name[:-1] + "ies" if name.endswith("y") else name + "s"
+    consonant_y = name.endswith("y") and name[-2:-1] not in tuple("aeiou")
+    return name[:-1] + "ies" if consonant_y else name + "s"  # entries, but keys
 
 
 def spans(indices: np.ndarray) -> str:
