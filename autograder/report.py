@@ -137,20 +137,35 @@ def summary_lines(result: Result) -> list[str]:
 
 
 def details(section: Section) -> list[str]:
-    """Each failed test of one section: the first with a given cause says it in full, the
-    later ones refer back to it in one line."""
+    """Each failed test of one section, on one screen: the first shows its numbers in full;
+    a later one says in one line how it differs, and one that fails the same way (see
+    ``same_as``) refers back to the first in one line."""
     lines = []
-    said: set[str] = set()
+    said: set[tuple[str, str]] = set()
+    printed = numbers = False
     for test in section.failed:
         head = f"  [FAIL] {points(test.score)}/{points(test.max_score)} {short_name(test)}"
-        cause = cause_of(test)
-        if cause and cause in said:
+        key = same_as(test)
+        if key in said:
             lines.append(neutralise(f"{head}: same cause as above."))
             continue
-        said.add(cause)
+        said.add(key)
         lines.append(neutralise(head))
-        lines += [INDENT + line for line in test_lines(test)]
+        body = test_lines(test, brief=numbers, printed=not printed)
+        printed = printed or bool(test.printed)
+        numbers = numbers or len(test.message.splitlines()) > 1
+        lines += [INDENT + line for line in body]
     return lines
+
+
+def same_as(test: TestResult) -> tuple[str, str]:
+    """What two failed tests must share to be 'the same cause': a diagnosed cause, or else
+    the same error (type and message), never only the outcome ('it raises an error')."""
+    if test.cause:
+        return "cause", test.cause
+    if test.outcome != "wrong":
+        return "error", test.message
+    return "test", test.id
 
 
 def short_name(test: TestResult) -> str:
@@ -159,20 +174,27 @@ def short_name(test: TestResult) -> str:
     return test.name[len(prefix) :] if test.checks and test.name.startswith(prefix) else test.name
 
 
-def test_lines(test: TestResult, explained: bool = False) -> list[str]:
+def test_lines(
+    test: TestResult, explained: bool = False, brief: bool = False, printed: bool = True
+) -> list[str]:
     """One failed test's feedback, escaped: what went wrong, the likely cause and why (unless
-    ``explained`` already, on an earlier test of the same function)."""
-    lines = test.message.splitlines()
+    ``explained`` already, on an earlier test of the same function). ``brief`` keeps only the
+    first line of what went wrong, the numbers having been shown on an earlier test;
+    ``printed`` shows what the student's code printed."""
+    lines = test.message.splitlines()[: 1 if brief else None]
     if test.cause:
         lines.append(f"Likely cause: {sentence(test.cause)}")
     if explained and test.explanation:
         lines.append("(Explained on the first test of this function that it fails.)")
     else:
         lines += test.explanation.splitlines()
-    if test.printed:
+    if test.printed and printed:
         lines.append("your code printed:")
-        lines += ["| " + m for m in test.printed.splitlines()[:10]]
+        lines += ["| " + m for m in test.printed.splitlines()[:PRINTED_LINES]]
     return [neutralise(line) for line in lines]
+
+
+PRINTED_LINES = 5  # of what the student's code printed, once per function
 
 
 def sentence(text: str) -> str:

@@ -24,10 +24,19 @@ import numpy as np
 import pytest
 
 from autograder.engine import context
-from autograder.engine.compare import ATOL, RTOL, kind_of, problem, show, structure_problem
+from autograder.engine.compare import (
+    ATOL,
+    RTOL,
+    kind_of,
+    naming_axes,
+    problem,
+    show,
+    structure_problem,
+)
 from autograder.engine.context import Call
 from autograder.engine.diagnosis import (
     Feedback,
+    axes_of,
     described,
     diagnose_memory,
     diagnose_no_raise,
@@ -63,9 +72,11 @@ def points(value: float, checks: str) -> pytest.MarkDecorator:
 def expect(got: Any, want: Any, rtol: float = RTOL, atol: float = ATOL) -> None:
     """Fail with staged feedback unless ``got`` matches ``want`` within tolerance."""
     __tracebackhide__ = True  # pytest: the failure is the test's line, not this one
-    found = problem(got, want, rtol, atol, names_of(got))
-    if found:
-        raise failure(got, f"{described(got)}: {found}", want, rtol, atol)
+    axes = axes_of(got)
+    with naming_axes(axes.get("")):
+        found = problem(got, want, rtol, atol, names_of(got), axes)
+        if found:
+            raise failure(got, f"{described(got)}: {found}", want, rtol, atol)
 
 
 def expect_structure(got: Any, want: Any) -> None:

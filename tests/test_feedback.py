@@ -25,6 +25,7 @@ from autograder.engine.mistakes import Catalogue, Diagnoser, load_catalogue, mod
 from autograder.engine.shapes import shape_of_error
 from autograder.platforms.gradescope import gradescope
 from autograder.sandbox.layers import Sandbox
+from autograder.sandbox.runner import calls
 from autograder.sandbox.worker import StudentRaised
 from autograder.suite import check, expect, raises
 
@@ -83,9 +84,9 @@ def test_large_arrays_list_the_first_wrong_entries():
     lines = problem(got, want).splitlines()
     assert lines[0] == (
         "150 of 180 entries differ from the expected values, "
-        "in every head, rows 1-5 and every column."
+        "in every axis-0, rows 1-5 and every column."
     )
-    assert lines[1] == "  at head 0, row 1, column 0: expected 0, got 1"
+    assert lines[1] == "  at axis-0 0, row 1, column 0: expected 0, got 1"
     assert lines[4] == "  ... and 147 more"
     assert len(lines) == 6, "only a few entries, and only where the values differ"
 
@@ -136,22 +137,38 @@ def pair(x):
 tiny = Catalogue()
 
 
-@tiny.mistake("triple", replaces="double", why="Times three.", hint="Two, not three.")
+@tiny.mistake(
+    "triple", title="triple", replaces="double", why="Times three.", hint="Two, not three."
+)
 def triple(x):
     return 3 * x
 
 
-@tiny.mistake("times-three", replaces="double", why="Also three.", hint="Count again.")
+@tiny.mistake(
+    "times-three", title="times three", replaces="double", why="Also three.", hint="Count again."
+)
 def times_three(x):
     return x * 3
 
 
-@tiny.mistake("total-of-rows", replaces="total", why="Wrong axis.", hint="Sum the columns.")
+@tiny.mistake(
+    "total-of-rows",
+    title="total of rows",
+    replaces="total",
+    why="Wrong axis.",
+    hint="Sum the columns.",
+)
 def total_of_rows(x):
     return x.sum(axis=1)
 
 
-@tiny.mistake("positive-unchecked", replaces="positive", why="No check.", hint="Check it.")
+@tiny.mistake(
+    "positive-unchecked",
+    title="positive unchecked",
+    replaces="positive",
+    why="No check.",
+    hint="Check it.",
+)
 def positive_unchecked(x):
     return x
 
@@ -159,12 +176,14 @@ def positive_unchecked(x):
 more = Catalogue()  # for cascades, names and cases: apart, so as not to change tiny's matches
 
 
-@more.mistake("total-as-list", replaces="total", why="A list.", hint="An array.")
+@more.mistake(
+    "total-as-list", title="total as list", replaces="total", why="A list.", hint="An array."
+)
 def total_as_list(x):
     return list(x.sum(axis=0))
 
 
-@more.mistake("pair-swapped", replaces="pair", why="Swapped.", hint="Order.")
+@more.mistake("pair-swapped", title="pair swapped", replaces="pair", why="Swapped.", hint="Order.")
 def pair_swapped(x):
     return 2 * x, x
 
@@ -187,11 +206,18 @@ class InProcess:
 
     def __init__(self, module):
         self.module = module
+        self.ran = set()
+        calls.record(module, self.ran)  # as the worker does: which functions each call ran
+        self.called = []
 
     peak = 0  # nothing is measured here
 
     def request(self, function, args, kwargs, target=None, op="call", measure=False):
-        return self.call(function, *args, **kwargs)
+        self.ran.clear()
+        try:
+            return self.call(function, *args, **kwargs)
+        finally:
+            self.called = sorted(self.ran)
 
     def call(self, function, *args, **kwargs):
         try:
@@ -426,9 +452,9 @@ def test_an_unknown_mistake_gets_staged_feedback_only(assignment, tmp_path):
     values = next(t for t in result.tests if t.id == "test_causal_mask_values")
     assert values.mistakes == []
     assert values.message.splitlines() == [
-        "causal_mask(5): 1 of 25 entries differ from the expected values, in row 4 and column 0.",
-        "  row 4: expected [ True,  True,  True,  True,  True]",
-        "              got [False,  True,  True,  True,  True]   <- column 0",
+        "causal_mask(5): 1 of 25 entries differ from the expected values, in query 4 and key 0.",
+        "  query 4: expected [ True,  True,  True,  True,  True]",
+        "                got [False,  True,  True,  True,  True]   <- key 0",
         "0 True where False was expected, 1 the other way.",
     ]
 
@@ -570,9 +596,9 @@ SHAPES = {
         },
         {
             "masked_attention": "the output (value 1): row 0 of your result is all NaN",
-            "merge_heads": "your rows are the expected ones moved along by 1 place",
+            "merge_heads": "your positions are the expected ones moved along by 1 place",
             "split_heads": "the right values, with the axes in another order: yours are "
-            "(rows, columns, heads)",
+            "(positions, channels, heads)",
         },
     ),
     "zeros-factor-sign": (

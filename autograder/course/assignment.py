@@ -12,6 +12,7 @@ names (``--course`` or ``AUTOGRADER_ROOT``), the copy built into an installed pa
 
 from __future__ import annotations
 
+import ast
 import os
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -103,6 +104,8 @@ class Assignment:
     # handout says so (e.g. multi-head attention graded with the student's own split_heads)
     together: dict[str, list[str]] = field(default_factory=dict)
     returns: dict[str, list[str]] = field(default_factory=dict)  # names of returned values
+    # function -> value name ("" for a single array) -> the names of that array's axes
+    axes: dict[str, dict[str, list[str]]] = field(default_factory=dict)
     student_tests: StudentTests | None = None  # see engine/student_tests.py
     course: Path | None = None  # None: found by find_root() when first needed
 
@@ -123,6 +126,7 @@ class Assignment:
             suite=suites / slug,
             together={k: list(v) for k, v in (data.get("graded_together") or {}).items()},
             returns={f: [str(n) for n in names] for f, names in data.get("returns", {}).items()},
+            axes={f: axes_by_value(given) for f, given in (data.get("axes") or {}).items()},
             student_tests=StudentTests.declared(data.get("student_tests")),
             course=Path(root) if root else None,
         )
@@ -154,6 +158,11 @@ class Assignment:
             raise UsageError(f"the reference solution of {self.slug} is missing: no {path}")
         return path.read_text()
 
+    def unnamed_returns(self) -> list[str]:
+        """The functions whose reference returns a tuple that suite.yaml's ``returns:`` does
+        not name: every message about such a value would say "value 1" instead of "lse"."""
+        return [f for f in returns_tuples(self.reference_source) if f not in self.returns]
+
     def graded_together(self, function: str, other: str) -> bool:
         """May a test of ``function`` fail because of the student's own ``other``?"""
         return function == other or other in self.together.get(function, [])
@@ -174,3 +183,24 @@ class Assignment:
                 raise UsageError(f"the reference solution of {self.slug} is missing: no {path}")
             files[name] = stubs.clear_solutions(path.read_text(), str(path))
         return files | {"answers.yaml": sheet.blank_sheet(sheet.describe(self.key))}
+
+
+def axes_by_value(given: Any) -> dict[str, list[str]]:
+    """suite.yaml's axes of one function: a list for its one array, or a list per value."""
+    if isinstance(given, list):
+        return {"": [str(a) for a in given]}
+    return {str(k): [str(a) for a in v] for k, v in given.items()}
+
+
+def returns_tuples(source: str) -> list[str]:
+    """The functions and methods ("Class.method") of ``source`` with a ``return a, b``."""
+    found = []
+    for node in ast.parse(source).body:
+        owner = f"{node.name}." if isinstance(node, ast.ClassDef) else ""
+        for function in node.body if isinstance(node, ast.ClassDef) else [node]:
+            if isinstance(function, ast.FunctionDef) and any(
+                isinstance(n, ast.Return) and isinstance(n.value, ast.Tuple)
+                for n in ast.walk(function)
+            ):
+                found.append(owner + function.name)
+    return found

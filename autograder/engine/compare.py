@@ -7,10 +7,14 @@ Student data is converted to a plain ndarray here before any comparison: never `
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
 
+from autograder.engine.context import RemoteObject
 from autograder.sandbox.runner.wire import Unsupported
 
 RTOL, ATOL = 1e-5, 1e-7
@@ -37,6 +41,8 @@ def kind_of(value: Any) -> str:
         return "None"
     if isinstance(value, Unsupported):
         return f"a {value.type_name}"
+    if isinstance(value, RemoteObject):  # an object of the student's: its own class's name
+        return f"a {value.type_name} object"
     if isinstance(value, np.ndarray):
         return describe(value)
     if isinstance(value, np.generic):
@@ -174,15 +180,34 @@ NAN_CAUSES = {"NaN": "0/0 or inf - inf somewhere?", "inf": "an overflow in np.ex
 
 
 def axis_names(ndim: int) -> list[str]:
-    return {1: ["entry"], 2: ["row", "column"], 3: ["head", "row", "column"]}.get(
-        ndim, [f"axis-{a}" for a in range(ndim)]
-    )
+    """The names of an array's axes: the suite's (suite.yaml ``axes:``, see ``naming_axes``)
+    when they fit, else row and column for a matrix and numbered axes beyond."""
+    given = AXES.get()
+    if given and len(given) <= ndim:  # named from the last axis: (..., query, key)
+        return [f"axis-{a}" for a in range(ndim - len(given))] + list(given)
+    if ndim == 1:
+        return ["entry"]
+    return [f"axis-{a}" for a in range(ndim - 2)] + ["row", "column"]
+
+
+AXES: contextvars.ContextVar[tuple[str, ...]] = contextvars.ContextVar("axes", default=())
+
+
+@contextlib.contextmanager
+def naming_axes(names: Names | None) -> Iterator[None]:
+    """Inside the block, arrays with len(names) axes have their axes called by ``names``."""
+    token = AXES.set(tuple(names or ()))
+    try:
+        yield
+    finally:
+        AXES.reset(token)
 
 
 def plural(name: str, count: int) -> str:
     if count == 1:
         return name
-    return name[:-1] + "ies" if name.endswith("y") else name + "s"
+    consonant_y = name.endswith("y") and name[-2:-1] not in tuple("aeiou")
+    return name[:-1] + "ies" if consonant_y else name + "s"  # entries, but keys
 
 
 def spans(indices: np.ndarray) -> str:
@@ -201,24 +226,34 @@ def row_text(values: np.ndarray, width: int) -> str:
 
 
 def problem(
-    got: Any, want: Any, rtol: float = RTOL, atol: float = ATOL, names: Names = ()
+    got: Any,
+    want: Any,
+    rtol: float = RTOL,
+    atol: float = ATOL,
+    names: Names = (),
+    axes: Axes | None = None,
 ) -> str | None:
     """The first problem found between got and want, or None when they match. ``names`` are
-    the suite's names for the values of a returned tuple, e.g. ("weights", "output")."""
+    the suite's names for the values of a returned tuple, e.g. ("weights", "output"), and
+    ``axes`` the names of each one's axes, by value name ("" for a single array)."""
+    axes = axes or {}
     found = structure_problem(got, want)
     if found:
         return found
     if isinstance(want, tuple):
         for i, (g, w) in enumerate(zip(got, want, strict=True)):
-            inner = problem(g, w, rtol, atol)
+            with naming_axes(axes.get(names[i]) if i < len(names) else None):
+                inner = problem(g, w, rtol, atol)
             if inner:
                 return f"in {value_name(i, names)} of the returned tuple, {inner}"
     if isinstance(want, np.ndarray) or is_number(want):
-        return value_problem(np.asarray(got), np.asarray(want), rtol, atol)
+        with naming_axes(axes.get("") or AXES.get()):
+            return value_problem(np.asarray(got), np.asarray(want), rtol, atol)
     return None
 
 
 Names = tuple[str, ...] | list[str]
+Axes = dict[str, list[str]]
 
 
 def value_name(index: int, names: Names) -> str:

@@ -32,6 +32,8 @@ class Call:
     target: RemoteObject | None = None  # a method call, attribute read or write on this object
     op: str = "call"  # "call", "get" or "set"
     seq: int = 0  # its place in the test's log, so that replays keep the order
+    # the student's functions that ran during it, as the worker recorded them
+    called: frozenset[str] = frozenset()
 
     def describe(self, show: Any) -> str:
         parts = [show(a) for a in self.args] + [f"{k}={show(v)}" for k, v in self.kwargs.items()]
@@ -45,7 +47,9 @@ class Call:
         return text + "".join(f"[{i}]" for i in self.path)
 
     def at(self, path: tuple[int, ...]) -> Call:
-        return Call(self.function, self.args, self.kwargs, path, self.target, self.op, self.seq)
+        return Call(
+            self.function, self.args, self.kwargs, path, self.target, self.op, self.seq, self.called
+        )
 
 
 @dataclass
@@ -167,6 +171,7 @@ class GradingContext:
                 function, plain_args, plain_kwargs, handle, op, measure=measure
             )
         except Exception as problem:
+            call.called = ran(self.worker)
             self.log.raised.add(call.seq)
             output = getattr(problem, "output", "")
             if output:
@@ -174,6 +179,7 @@ class GradingContext:
             raise
         if output:
             self.log.output.append(output)
+        call.called = ran(self.worker)
         value = self.wrap(value, call)
         if value is not CALLABLE:
             self.log.remember(value, call)
@@ -189,6 +195,11 @@ class GradingContext:
             items = [self.wrap(v, call.at((*call.path, i))) for i, v in enumerate(value)]
             return type(value)(items)
         return value
+
+
+def ran(worker: Worker) -> frozenset[str]:
+    """The student's functions the worker's last call ran (none known: none)."""
+    return frozenset(getattr(worker, "called", ()))
 
 
 def unwrap(value: Any) -> Any:

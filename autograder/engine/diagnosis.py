@@ -205,6 +205,22 @@ def returned_names(function: str) -> tuple[str, ...]:
     return tuple(ctx.diagnoser.returns.get(function, ())) if ctx else ()
 
 
+def axes_of(got: Any) -> dict[str, list[str]]:
+    """The suite's names for the axes of ``got`` (suite.yaml: axes), by value name: "" for
+    ``got`` itself, when it is one array, or one value of a returned tuple."""
+    ctx = context.current()
+    call = ctx.log.origin(got) if ctx else None
+    if ctx is None or call is None:
+        return {}
+    function = call.function if call.target is None else f"{call.target.type_name}.{call.function}"
+    given = ctx.diagnoser.axes.get(function, {})
+    if not call.path:
+        return given
+    names = returned_names(call.function)
+    index = call.path[-1]
+    return {"": given[names[index]]} if index < len(names) and names[index] in given else {}
+
+
 def names_of(got: Any) -> tuple[str, ...]:
     ctx = context.current()
     call = ctx.log.origin(got) if ctx else None
@@ -287,10 +303,12 @@ def at_fault(ctx: context.GradingContext, call: Call, same: Callable[[Any], bool
     make the reference's ``call.function`` fail as the student's did: ``same`` says whether
     a replay's value (or the exception it raised) is the same failure.
 
+    Only functions the student's code really called are candidates (the worker records the
+    calls): a student's function with its own code, which never calls X, is never blamed on X.
     The replay runs the reference in this process; only the student's functions run in the
     worker, through the usual proxy. A function is named when swapping it alone in
     reproduces the failure; when no single one does, all together are tried."""
-    callees = ctx.diagnoser.callees(call.function)
+    callees = [name for name in ctx.diagnoser.callees(call.function) if name in call.called]
     if not callees:
         return []
 

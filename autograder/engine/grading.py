@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import io
 import os
+import re
 import sys
 import time
 from collections.abc import Iterator
@@ -64,19 +65,24 @@ def redact(result: Result) -> None:
     """Blank out the grader's secrets wherever student-derived text could carry them.
 
     The sandbox never hands the worker a secret; this is the second line, for the weaker
-    layers where the worker might read one elsewhere (a file, another process)."""
+    layers where the worker might read one elsewhere (a file, another process). The job's
+    folders are internal too: a path into them becomes the file's own name."""
     secrets = secret_values()
-    if not secrets:
-        return
 
     def clean(text: str) -> str:
         for value in secrets:
             text = text.replace(value, "[redacted]")
-        return text
+        return BOX_PATH.sub("", JOB_PATH.sub("", text))
 
     result.notices = [clean(n) for n in result.notices]
     for test in result.tests:
         test.message, test.printed = clean(test.message), clean(test.printed)
+        test.cause, test.explanation = clean(test.cause), clean(test.explanation)
+
+
+# where a worker sees the submission: in its job folder, or at /sub and /runner in a box
+JOB_PATH = re.compile(r"(?:[\w.~-]*/)*autograder-job-\w+/(?:sub/|runner/|tmp/)?")
+BOX_PATH = re.compile(r"(?<![\w.])/(?:sub|runner|tmp)/(?=[\w.-]+\.py)")
 
 
 def run_suite(
@@ -86,7 +92,7 @@ def run_suite(
     try:
         reference = module_from_source(source, f"reference {assignment.slug}")
         catalogue = load_catalogue(assignment.suite / "mistakes.py")
-        diagnoser = Diagnoser(catalogue, source, assignment.returns)
+        diagnoser = Diagnoser(catalogue, source, assignment.returns, assignment.axes)
     except Exception as error:
         problem = f"{assignment.slug}: the reference or the catalogue fails: {error}"
         raise SuiteError(problem) from error

@@ -36,10 +36,12 @@ class Variant:
     title: str = ""  # what a student reads: "the mask applied after the softmax"
     bound: dict[str, Any] = field(default_factory=dict)  # a parameterised entry's case
     family: str = ""  # the entry this case belongs to: its name without the case
+    titled: bool = field(default=True, init=False, compare=False)  # was title= given?
 
     def __post_init__(self) -> None:
-        if not self.title:  # older catalogues: the id in words
-            object.__setattr__(self, "title", self.name.replace("-", " "))
+        object.__setattr__(self, "titled", bool(self.title))
+        if not self.title:  # never the id, which is for instructors; `check` asks for a title
+            object.__setattr__(self, "title", "a known mistake")
         if not self.family:
             object.__setattr__(self, "family", self.name)
 
@@ -200,7 +202,12 @@ class Catalogue:
         ]
         covered = {v.replaces for v in self.mistakes}
         found += [f"no known mistake for {f}" for f in functions if f not in covered]
+        found += [f"{v.name} has no title= (what a student reads)" for v in self.untitled]
         return found
+
+    @property
+    def untitled(self) -> list[Variant]:
+        return [v for v in self.mistakes if not v.titled]
 
 
 def load_catalogue(path: Path) -> Catalogue:
@@ -264,8 +271,10 @@ class Diagnoser:
         catalogue: Catalogue,
         reference_source: str,
         returns: dict[str, list[str]] | None = None,
+        axes: dict[str, dict[str, list[str]]] | None = None,
     ) -> None:
         self.catalogue = catalogue
+        self.axes = axes or {}  # the suite's names for the axes of returned arrays
         self.mistakes = catalogue.mistakes
         self.reference_source = reference_source
         self.returns = returns or {}  # the suite's names for returned values, by function

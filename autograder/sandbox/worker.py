@@ -55,7 +55,7 @@ __all__ = [  # the problem classes are imported from here by the suite's plugin 
 ]
 
 RUNNER = PACKAGE_DIR / "sandbox" / "runner"  # copied whole into each job
-RUNNER_FILES = ("worker_main.py", "wire.py", "landlock.py")
+RUNNER_FILES = ("worker_main.py", "wire.py", "landlock.py", "calls.py")
 COPY_LIMIT = 20 << 20  # bytes of submission copied into the sandbox
 START_FLOOR = 5.0  # seconds: the least time given to start Python and import the module
 BUDGET_TIMEOUTS = 6  # the whole submission gets this many per-call timeouts of waiting
@@ -189,6 +189,7 @@ class Worker:
         # serves the callbacks of a student's test that uses objects of ours (student_tests.Lender)
         self.lender: Callable[[dict, list], tuple[dict, list[bytes]]] | None = None
         self.peak = 0  # bytes the last measured call allocated (see request)
+        self.called: list[str] = []  # the student's functions the last call ran (see request)
         self.unready = False  # started by prestart, its ready message not read yet
 
     @property
@@ -288,7 +289,7 @@ class Worker:
                 f"{label} was not run: your {lost[0].type_name} object was lost when the "
                 "process running your code stopped (see the problem above)."
             )
-        self.peak = 0
+        self.peak, self.called = 0, []
         with self.budget.running():
             return self._call(name, label, args, kwargs or {}, target, op, measure)
 
@@ -326,6 +327,7 @@ class Worker:
         self._send(wire.pack(request, blobs), deadline, label)
         header, reply_blobs = self._receive(deadline, label)
         output = text(header.get("output"), OUTPUT_CAP)
+        self.called = called_names(header.get("called"))
         if header.get("missing"):
             where = self.filename if target is None else f"your {target.type_name}"
             kind = "function" if target is None else "method"
@@ -390,6 +392,13 @@ class Worker:
 
 
 CALLABLE = object()  # what reading a method (not data) of a student's object gives
+
+
+def called_names(reported: Any) -> list[str]:
+    """The function names a reply says ran, as bounded text (the worker is untrusted)."""
+    if not isinstance(reported, list):
+        return []
+    return [text(name, 100) for name in reported[:100] if isinstance(name, str)]
 
 
 def handles(value: Any) -> list[wire.Handle]:

@@ -136,6 +136,12 @@ class Checker:
         catalogue = load_catalogue(self.assignment.suite / "mistakes.py")
         problems = catalogue.problems(self.assignment.functions)
         self.verify(not problems, "the catalogue covers every function", "; ".join(problems))
+        unnamed = self.assignment.unnamed_returns()
+        self.verify(
+            not unnamed,
+            "suite.yaml names every returned tuple",
+            "no returns: for " + ", ".join(unnamed),
+        )
         self.say(f"  grading {len(catalogue.variants)} catalogued variants...")
         self.graded = {v.name: self.grade_variant(v) for v in catalogue.variants}
         for variant in catalogue.correct:

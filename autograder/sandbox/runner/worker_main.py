@@ -43,6 +43,7 @@ if os.path.exists(os.path.join(RUNNER, "limits.json")):
 # Started with -S: no site module (a fifth of the start-up, and no .pth hooks of the grader's
 # environment). NumPy's folder comes last on the command line.
 sys.path += sys.argv[4:5]
+import calls  # noqa: E402
 import landlock  # noqa: E402
 import wire  # noqa: E402
 
@@ -118,6 +119,9 @@ def describe(error, submission):
     return {"type": names[0], "mro": names, "message": message, "where": where}
 
 
+CALLED: set[str] = set()  # the student's own functions and methods run during the current request
+
+
 def perform(module, header, args, kwargs, objects, out_blobs):
     """One request: call a function of the module, or, on an object the grader holds
     (``target``), call a method, read an attribute (``get``) or set one (``set``)."""
@@ -174,6 +178,7 @@ def main():
     module, import_error = None, None
     try:
         module = __import__(module_name)
+        calls.record(module, CALLED)
     except BaseException as error:  # SystemExit and KeyboardInterrupt too: report, not die
         import_error = describe(error, submission)
     ready = {"ready": True, "import_error": import_error, "output": take_output(capture)}
@@ -190,6 +195,7 @@ def main():
         kwargs = wire.decode(header["kwargs"], blobs, objects=objects)
         start = time.perf_counter()
         out_blobs = []
+        CALLED.clear()
         if module is None:
             reply = {"error": import_error, "import": True}
         else:
@@ -198,6 +204,7 @@ def main():
             except BaseException as error:
                 out_blobs = []
                 reply = {"error": describe(error, submission)}
+        reply["called"] = sorted(CALLED)
         reply["seq"] = header.get("seq", 0)
         reply["seconds"] = time.perf_counter() - start
         reply["output"] = take_output(capture)

@@ -63,6 +63,7 @@ def fill(layer, n_embed, n_head, context_length, seed):
 
 @catalogue.mistake(
     "init-no-head-check",
+    title="n_head that does not divide n_embed is accepted",
     replaces="CausalSelfAttention.__init__",
     why="The layer accepts an n_head that does not divide n_embed. Nothing fails at once, but "
     "the heads cannot cut the width evenly, and the error surfaces later, far from its cause.",
@@ -74,6 +75,7 @@ def init_no_head_check(self, n_embed, n_head, context_length, seed=0):
 
 @catalogue.mistake(
     "init-mask-upper-triangular",
+    title="the mask buffer is the upper triangle (the future)",
     replaces="CausalSelfAttention.__init__",
     why="The mask buffer is the upper triangle: True where a token would look at its future.",
     hint="True means 'may attend': a token may look at itself and the positions before it.",
@@ -87,6 +89,7 @@ def init_mask_upper_triangular(self, n_embed, n_head, context_length, seed=0):
 
 @catalogue.mistake(
     "init-mask-wrong-size",
+    title="the mask buffer is n_embed positions wide, not context_length",
     replaces="CausalSelfAttention.__init__",
     why="The mask buffer is built for n_embed positions instead of context_length, so it is "
     "the wrong size for the sequences the layer must accept.",
@@ -101,6 +104,7 @@ def init_mask_wrong_size(self, n_embed, n_head, context_length, seed=0):
 
 @catalogue.mistake(
     "init-mask-not-boolean",
+    title="the mask buffer holds numbers, not booleans",
     replaces="CausalSelfAttention.__init__",
     why="The mask buffer holds 1.0 and 0.0 instead of booleans; as a mask of numbers it "
     "cannot be inverted with ~ or used to select entries.",
@@ -115,6 +119,7 @@ def init_mask_not_boolean(self, n_embed, n_head, context_length, seed=0):
 
 @catalogue.mistake(
     "init-weights-unscaled",
+    title="the weights are drawn without the 1/sqrt(n_embed) scale",
     replaces="CausalSelfAttention.__init__",
     why="The weights are drawn from N(0, 1) without the 1 / sqrt(n_embed) scale, so the "
     "projections blow up the size of the activations by sqrt(n_embed).",
@@ -149,6 +154,7 @@ def init_bias_random(self, n_embed, n_head, context_length, seed=0):
 
 @catalogue.mistake(
     "scale-by-model-width",
+    title="the scores are divided by sqrt(n_embed), not sqrt(d_head)",
     replaces="CausalSelfAttention.attention_weights",
     why="You divided the scores by sqrt(n_embed). Each head's scores are dot products of "
     "d_head numbers, so the scale is sqrt(d_head).",
@@ -160,6 +166,7 @@ def scale_by_model_width(self, x):
 
 @catalogue.mistake(
     "no-scale",
+    title="the scores are not divided by sqrt(d_head)",
     replaces="CausalSelfAttention.attention_weights",
     why="You did not divide the scores by sqrt(d_head), so the softmax is too peaked.",
     hint="Scaled dot-product attention divides q k^T by sqrt(d_head) before the softmax.",
@@ -170,6 +177,7 @@ def no_scale(self, x):
 
 @catalogue.mistake(
     "no-mask",
+    title="the causal mask is never applied",
     replaces="CausalSelfAttention.attention_weights",
     why="The mask is never applied, so every token sees its future.",
     hint="Set the scores where the mask is False to -inf before the softmax.",
@@ -180,6 +188,7 @@ def no_mask(self, x):
 
 @catalogue.mistake(
     "mask-rebuilt",
+    title="a new triangle is built on each call instead of the mask buffer",
     replaces="CausalSelfAttention.attention_weights",
     why="You built a new triangle for every call instead of slicing the layer's mask buffer, "
     "so a layer whose mask was changed (or saved and loaded) ignores it.",
@@ -192,6 +201,7 @@ def mask_rebuilt(self, x):
 
 @catalogue.mistake(
     "long-sequence-accepted",
+    title="a sequence longer than context_length is accepted",
     replaces="CausalSelfAttention.attention_weights",
     why="A sequence longer than context_length is silently accepted with a mask built on the "
     "spot. The layer promises a ValueError: past its context it was never meant to run.",
@@ -208,6 +218,7 @@ def long_sequence_accepted(self, x):
 
 @catalogue.mistake(
     "softmax-over-queries",
+    title="the softmax runs over the queries, not the keys",
     replaces="CausalSelfAttention.attention_weights",
     why="The softmax normalises over the queries (axis -2) instead of the keys, so a query's "
     "weights do not sum to 1.",
@@ -219,6 +230,7 @@ def softmax_over_queries(self, x):
 
 @catalogue.mistake(
     "split-without-transpose",
+    title="heads split by a reshape without a transpose",
     replaces="CausalSelfAttention.attention_weights",
     why="You reshaped (B, T, C) straight to (B, n_head, T, d_head). That cuts each sequence's "
     "numbers into blocks of rows, so a head mixes tokens instead of owning columns.",
@@ -237,6 +249,7 @@ def split_without_transpose(self, x):
 
 @catalogue.mistake(
     "weights-heads-last",
+    title="the weights come back as (B, T, n_head, T)",
     replaces="CausalSelfAttention.attention_weights",
     why="The weights come back as (B, T, n_head, T): the head axis is in the wrong place.",
     hint="The API asks for (B, n_head, T, T): one (T, T) table per head.",
@@ -250,6 +263,7 @@ def weights_heads_last(self, x):
 
 @catalogue.mistake(
     "no-bias",
+    title="the output bias b_o is never added",
     replaces="CausalSelfAttention.forward",
     why="The output bias b_o is never added.",
     hint="The output projection is @ W_o + b_o.",
@@ -260,6 +274,7 @@ def no_bias(self, x):
 
 @catalogue.mistake(
     "bias-before-projection",
+    title="b_o is added before the projection by W_o",
     replaces="CausalSelfAttention.forward",
     why="You added b_o before multiplying by W_o, so the bias was projected too.",
     hint="The bias belongs to the output: (joined heads) @ W_o, then + b_o.",
@@ -270,6 +285,7 @@ def bias_before_projection(self, x):
 
 @catalogue.mistake(
     "no-output-projection",
+    title="the joined heads are returned without W_o",
     replaces="CausalSelfAttention.forward",
     why="You returned the joined heads without W_o, the projection that mixes what the heads "
     "found.",
@@ -281,6 +297,7 @@ def no_output_projection(self, x):
 
 @catalogue.mistake(
     "heads-joined-in-reverse",
+    title="the heads are joined in the wrong order",
     replaces="CausalSelfAttention.forward",
     why="The heads are joined in the wrong order, so W_o's rows meet the wrong head's numbers.",
     hint="Head i's output goes to columns i*d_head:(i+1)*d_head, in order.",
@@ -292,6 +309,7 @@ def heads_joined_in_reverse(self, x):
 
 @catalogue.mistake(
     "values-from-keys",
+    title="the values are projected with W_k instead of W_v",
     replaces="CausalSelfAttention.forward",
     why="The values were projected with W_k instead of W_v: q, k and v each have their own "
     "projection of the same input.",
@@ -303,6 +321,7 @@ def values_from_keys(self, x):
 
 @catalogue.mistake(
     "merge-without-transpose",
+    title="heads merged by a reshape without a transpose",
     replaces="CausalSelfAttention.forward",
     why="You reshaped (B, n_head, T, d_head) straight to (B, T, C), which interleaves tokens "
     "and heads instead of putting each token's heads side by side.",

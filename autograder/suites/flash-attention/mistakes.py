@@ -71,6 +71,7 @@ def online_pass(Q, K, V, blocks, causal, scale=None, masked=True, skip_diagonal=
 
 @catalogue.mistake(
     "flops-one-product",
+    title="only one of the two products is counted",
     replaces="attention_flops",
     why="You counted 2·B·H·T²·d_head, the cost of one of the two products. Attention does two "
     "of the same size: the scores Q·Kᵀ, and the weights times V.",
@@ -82,6 +83,7 @@ def flops_one_product(B, H, T, d_head):
 
 @catalogue.mistake(
     "flops-without-heads",
+    title="the number of heads H is left out",
     replaces="attention_flops",
     why="Your count leaves out the number of heads H: every head computes its own scores and "
     "its own weighted sum.",
@@ -93,6 +95,7 @@ def flops_without_heads(B, H, T, d_head):
 
 @catalogue.mistake(
     "flops-projection-formula",
+    title="the projections' formula, T·d_head², instead of T²·d_head",
     replaces="attention_flops",
     why="You counted 4·B·H·T·d_head², which grows with T like the projections do. The "
     "attention core multiplies T queries by T keys: it grows with T².",
@@ -108,6 +111,7 @@ def flops_projection_formula(B, H, T, d_head):
 
 @catalogue.mistake(
     "score-bytes-without-heads",
+    title="one score matrix per sequence instead of one per head",
     replaces="score_bytes",
     why="You counted one (T, T) matrix per sequence, but every head has its own scores.",
     hint="There are B·H score matrices of T·T values each.",
@@ -118,6 +122,7 @@ def score_bytes_without_heads(B, H, T, bytes_per_value=4):
 
 @catalogue.mistake(
     "score-bytes-linear-in-t",
+    title="T values per head instead of T·T",
     replaces="score_bytes",
     why="You counted T values per head instead of T·T: the scores pair every query with every key.",
     hint="The score matrix of one head is T by T.",
@@ -128,6 +133,7 @@ def score_bytes_linear_in_t(B, H, T, bytes_per_value=4):
 
 @catalogue.mistake(
     "score-bytes-default-float64",
+    title="the default is 8 bytes per value instead of 4",
     replaces="score_bytes",
     why="Your default is 8 bytes per value (float64); the API's default is 4 (float32).",
     hint="Check the default value of bytes_per_value in the signature.",
@@ -141,6 +147,7 @@ def score_bytes_default_float64(B, H, T, bytes_per_value=8):
 
 @catalogue.mistake(
     "no-rescaling",
+    title="the old state is not rescaled when the running max rises",
     replaces="online_softmax_update",
     why="When a block raises the running max, you add its terms exp(s - m_new) to l and acc "
     "without rescaling what was already there, which is still relative to the old max. The "
@@ -155,6 +162,7 @@ def no_rescaling(m, l, acc, scores, V_block):
 
 @catalogue.mistake(
     "rescale-l-not-acc",
+    title="l is rescaled but acc is not",
     replaces="online_softmax_update",
     why="You rescale the running sum l by exp(m - m_new) but not the accumulator acc. The two "
     "must stay relative to the same max, or acc / l is no longer the weighted mean.",
@@ -169,6 +177,7 @@ def rescale_l_not_acc(m, l, acc, scores, V_block):
 
 @catalogue.mistake(
     "max-per-block",
+    title="m is the maximum of this block only, not the running maximum",
     replaces="online_softmax_update",
     why="Your m is the maximum of this block only, not the running maximum over every block so "
     "far. When a block's scores are lower than earlier ones, m goes down, exp(m - m_new) grows "
@@ -185,6 +194,7 @@ def max_per_block(m, l, acc, scores, V_block):
 
 @catalogue.mistake(
     "rescale-inverted",
+    title="the old state is multiplied by exp(m_new - m), the inverse",
     replaces="online_softmax_update",
     why="You multiply the old state by exp(m_new - m) instead of exp(m - m_new). When the max "
     "rises, the old terms must shrink, not grow.",
@@ -200,6 +210,7 @@ def rescale_inverted(m, l, acc, scores, V_block):
 
 @catalogue.mistake(
     "exp-without-max",
+    title="exp(score) without subtracting the running max",
     replaces="online_softmax_update",
     why="You add exp(score) to l and acc, without subtracting the running max. The state then "
     "means something else (l must be the sum of exp(s - m)), and scores above about 709 "
@@ -213,6 +224,7 @@ def exp_without_max(m, l, acc, scores, V_block):
 
 @catalogue.mistake(
     "masked-row-nan",
+    title="a fully masked row gives NaN (exp(-inf - -inf))",
     replaces="online_softmax_update",
     why="A row whose scores are all -inf so far has m_new = -inf, and exp(-inf - (-inf)) is "
     "exp(NaN). The handout asks such a row to keep m = -inf, l = 0 and acc = 0.",
@@ -230,6 +242,7 @@ def masked_row_nan(m, l, acc, scores, V_block):
 
 @catalogue.mistake(
     "lse-without-max",
+    title="lse is log(l) without the running max added back",
     replaces="chunked_attention",
     why="Your lse is log(l), but l is the sum of exp(s - m): relative to the running max. The "
     "log-sum-exp of the scores is m + log(l).",
@@ -242,6 +255,7 @@ def lse_without_max(Q, K, V, block_size=128, causal=False):
 
 @catalogue.mistake(
     "output-not-normalised",
+    title="acc is returned without dividing by l",
     replaces="chunked_attention",
     why="You return the accumulator acc itself. It is the sum of exp(s - m)·v, not yet divided "
     "by the sum of the weights.",
@@ -254,6 +268,7 @@ def output_not_normalised(Q, K, V, block_size=128, causal=False):
 
 @catalogue.mistake(
     "last-partial-block-dropped",
+    title="the last, shorter block of keys is dropped",
     replaces="chunked_attention",
     why="Your loop stops before the last block when block_size does not divide S, so the last "
     "S % block_size keys are never seen.",
@@ -269,6 +284,7 @@ def last_partial_block_dropped(Q, K, V, block_size=128, causal=False):
 
 @catalogue.mistake(
     "block-end-off-by-one",
+    title="each block ends one key early",
     replaces="chunked_attention",
     why="Each of your blocks ends one key early (start + block_size - 1), so the last key of "
     "every block is skipped.",
@@ -283,6 +299,7 @@ def block_end_off_by_one(Q, K, V, block_size=128, causal=False):
 
 @catalogue.mistake(
     "causal-diagonal-block-skipped",
+    title="with causal=True the block on the diagonal is skipped",
     replaces="chunked_attention",
     why="With causal=True you skip every block that a query can see only in part (the block on "
     "the diagonal), as if it were wholly in the future. Each query then misses its own key and "
@@ -299,6 +316,7 @@ def causal_diagonal_block_skipped(Q, K, V, block_size=128, causal=False):
 
 @catalogue.mistake(
     "causal-diagonal-block-unmasked",
+    title="with causal=True the block on the diagonal is not masked",
     replaces="chunked_attention",
     why="With causal=True you leave out the blocks wholly in the future, but you do not mask "
     "the block on the diagonal: there, query i still sees the keys j > i of its own block.",
@@ -312,6 +330,7 @@ def causal_diagonal_block_unmasked(Q, K, V, block_size=128, causal=False):
 
 @catalogue.mistake(
     "causal-mask-block-local",
+    title="the causal mask compares positions inside the block, not in the sequence",
     replaces="chunked_attention",
     why="Your causal mask compares the query's position with the key's position inside its "
     "block (0 to block_size - 1) instead of its position in the sequence, so from the second "
@@ -333,6 +352,7 @@ def causal_mask_block_local(Q, K, V, block_size=128, causal=False):
 
 @catalogue.mistake(
     "chunked-without-scale",
+    title="the scores are not divided by sqrt(d)",
     replaces="chunked_attention",
     why="You did not divide the scores by sqrt(d). The online softmax is exact, but of the "
     "wrong scores: this is still scaled dot-product attention.",
@@ -345,6 +365,7 @@ def chunked_without_scale(Q, K, V, block_size=128, causal=False):
 
 @catalogue.mistake(
     "scores-materialised",
+    title="the whole (T, S) score matrix is built at once",
     replaces="chunked_attention",
     why="Your function computes the right numbers, but builds the whole (T, S) matrix of scores "
     "at once, as dense attention does. At T = S = 4096 that matrix alone is 128 MiB, eight "
@@ -364,6 +385,7 @@ def scores_materialised(Q, K, V, block_size=128, causal=False):
 
 @catalogue.mistake(
     "causal-mask-materialised",
+    title="the whole (T, S) causal mask is built at once",
     replaces="chunked_attention",
     why="Your blocks are right, but with causal=True you first build the whole (T, S) causal "
     "mask (np.tril) and slice it per block. At T = S = 4096 that mask alone is 16 MiB: the "

@@ -65,6 +65,7 @@ def decode_with(x, cache, Wq, Wk, Wv, Wo, n_head, n_kv_head, mask_of):
 
 @catalogue.mistake(
     "repeat-kv-tile",
+    title="the kv heads are tiled (0, 1, 0, 1) instead of repeated (0, 0, 1, 1)",
     replaces="repeat_kv",
     why="np.tile lays the whole stack of kv heads end to end ([k0, k1, k0, k1]), so query "
     "head 1 gets kv head 1 instead of kv head 0. It only looks right with one kv head, where "
@@ -78,6 +79,7 @@ def repeat_kv_tile(x, n_rep):
 
 @catalogue.mistake(
     "repeat-kv-wrong-axis",
+    title="the positions are repeated instead of the heads",
     replaces="repeat_kv",
     why="You repeated along the positions (axis 1) instead of the heads (axis 0), so every "
     "position appears n_rep times and the number of heads does not change.",
@@ -92,6 +94,7 @@ def repeat_kv_wrong_axis(x, n_rep):
 
 @catalogue.mistake(
     "causal-mask-top-left",
+    title="the causal mask is aligned top-left instead of bottom-right",
     replaces="causal_mask",
     why="Your mask is aligned top-left (query i sees keys j <= i), as if the new queries were "
     "the first positions of the sequence. In decoding they are the last ones, so a single new "
@@ -104,6 +107,7 @@ def causal_mask_top_left(T, S):
 
 @catalogue.mistake(
     "causal-mask-strict",
+    title="the causal mask leaves out the query's own position",
     replaces="causal_mask",
     why="Your mask leaves out the query's own position: a token may not look at itself, and "
     "the first token has nothing at all to attend to.",
@@ -115,6 +119,7 @@ def causal_mask_strict(T, S):
 
 @catalogue.mistake(
     "causal-mask-inverted",
+    title="the causal mask is True where a query must not look",
     replaces="causal_mask",
     why="Your mask is True where a query must NOT look (its future). In this course True "
     "means 'may attend'.",
@@ -129,6 +134,7 @@ def causal_mask_inverted(T, S):
 
 @catalogue.mistake(
     "gqa-scale-by-model-width",
+    title="the scores are divided by sqrt(C), not sqrt(d_head)",
     replaces="grouped_query_attention",
     why="You divided the scores by sqrt(C), the model width. Each head's scores are dot "
     "products of d_head numbers, so the scale is sqrt(d_head).",
@@ -141,6 +147,7 @@ def gqa_scale_by_model_width(X, Wq, Wk, Wv, Wo, n_head, n_kv_head, causal=True):
 
 @catalogue.mistake(
     "gqa-no-scale",
+    title="the scores are not divided by sqrt(d_head)",
     replaces="grouped_query_attention",
     why="You did not divide the scores by sqrt(d_head), so the softmax is too peaked.",
     hint="Scaled dot-product attention divides each head's scores by sqrt(d_head).",
@@ -152,6 +159,7 @@ def gqa_no_scale(X, Wq, Wk, Wv, Wo, n_head, n_kv_head, causal=True):
 
 @catalogue.mistake(
     "gqa-split-without-transpose",
+    title="heads split by a reshape without a transpose",
     replaces="grouped_query_attention",
     why="You reshaped (T, n * d_head) straight to (n, T, d_head). That cuts the flat array "
     "into n blocks of rows, so a 'head' mixes several tokens instead of owning columns.",
@@ -171,6 +179,7 @@ def gqa_split_without_transpose(X, Wq, Wk, Wv, Wo, n_head, n_kv_head, causal=Tru
 
 @catalogue.mistake(
     "gqa-no-output-projection",
+    title="the joined heads are returned without Wo",
     replaces="grouped_query_attention",
     why="You returned the joined heads without multiplying by Wo, the output projection that "
     "mixes what the heads found.",
@@ -183,6 +192,7 @@ def gqa_no_output_projection(X, Wq, Wk, Wv, Wo, n_head, n_kv_head, causal=True):
 
 @catalogue.mistake(
     "gqa-causal-ignored",
+    title="the causal mask is never applied",
     replaces="grouped_query_attention",
     why="Your attention never applies the causal mask, so every token sees its future.",
     hint="When causal is True, mask the scores with causal_mask(T, T) before the softmax.",
@@ -196,6 +206,7 @@ def gqa_causal_ignored(X, Wq, Wk, Wv, Wo, n_head, n_kv_head, causal=True):
 
 @catalogue.mistake(
     "cache-overwrites",
+    title="append replaces the cache instead of adding to it",
     replaces="KVCache.append",
     why="append replaces the cached keys and values with the new ones, so the cache only "
     "ever holds the last tokens appended and earlier context is forgotten.",
@@ -207,6 +218,7 @@ def cache_overwrites(self, k, v):
 
 @catalogue.mistake(
     "cache-grows-heads",
+    title="append adds kv heads instead of positions",
     replaces="KVCache.append",
     why="append joins the new keys along axis 0, the kv heads, so the cache gets more heads "
     "instead of more positions.",
@@ -222,6 +234,7 @@ def cache_grows_heads(self, k, v):
 
 @catalogue.mistake(
     "cache-keys-twice",
+    title="append stores the keys where the values belong",
     replaces="KVCache.append",
     why="append stores the keys where the values belong, so attention mixes keys instead of "
     "values.",
@@ -237,6 +250,7 @@ def cache_keys_twice(self, k, v):
 
 @catalogue.mistake(
     "cache-length-counts-heads",
+    title="len(cache) counts the kv heads, not the positions",
     replaces="KVCache.__len__",
     why="len(cache) returns the number of kv heads (axis 0), not the number of cached positions S.",
     hint="The cache's length is how many tokens it holds: axis 1 of (n_kv_head, S, d_head).",
@@ -247,6 +261,7 @@ def cache_length_counts_heads(self):
 
 @catalogue.mistake(
     "cache-length-counts-numbers",
+    title="len(cache) counts numbers, not positions",
     replaces="KVCache.__len__",
     why="len(cache) returns the number of numbers in the keys, not the number of cached positions.",
     hint="Count tokens, not entries: one position holds n_kv_head * d_head numbers.",
@@ -260,6 +275,7 @@ def cache_length_counts_numbers(self):
 
 @catalogue.mistake(
     "decode-no-mask",
+    title="no mask among the new tokens",
     replaces="decode_step",
     why="No mask was applied among the new tokens. With one token per step that is harmless, "
     "but with several new tokens at once, the earlier ones see the later ones: the future "
@@ -273,6 +289,7 @@ def decode_no_mask(x, cache, Wq, Wk, Wv, Wo, n_head, n_kv_head):
 
 @catalogue.mistake(
     "decode-forgets-own-key",
+    title="the new tokens' own keys are added after attention",
     replaces="decode_step",
     why="The new tokens attended to the cache before their own keys and values were added, "
     "so a token never sees itself (and the first step has nothing to attend to).",
@@ -295,6 +312,7 @@ def decode_forgets_own_key(x, cache, Wq, Wk, Wv, Wo, n_head, n_kv_head):
 
 @catalogue.mistake(
     "decode-caches-inputs",
+    title="the inputs x are cached instead of the projected keys and values",
     replaces="decode_step",
     why="You cached the token vectors x and projected them again at every step, instead of "
     "caching the projected keys and values. The outputs come out right, but the cache holds "
@@ -319,6 +337,7 @@ def decode_caches_inputs(x, cache, Wq, Wk, Wv, Wo, n_head, n_kv_head):
 
 @catalogue.mistake(
     "bytes-keys-only",
+    title="only the keys are counted, not the values",
     replaces="kv_cache_bytes",
     why="You counted the keys but not the values: the cache stores both, so it is twice "
     "what you computed.",
@@ -330,6 +349,7 @@ def bytes_keys_only(n_layers, n_kv_head, d_head, seq_len, batch=1, bytes_per_val
 
 @catalogue.mistake(
     "bytes-counts-values",
+    title="numbers are counted, not bytes",
     replaces="kv_cache_bytes",
     why="You counted numbers, not bytes: each number takes bytes_per_value bytes.",
     hint="Multiply the count of stored numbers by bytes_per_value.",
@@ -340,6 +360,7 @@ def bytes_counts_values(n_layers, n_kv_head, d_head, seq_len, batch=1, bytes_per
 
 @catalogue.mistake(
     "bytes-one-layer",
+    title="one layer's cache is counted, not every layer's",
     replaces="kv_cache_bytes",
     why="You counted one layer's cache. Every layer keeps its own keys and values.",
     hint="Multiply by the number of layers.",
@@ -350,6 +371,7 @@ def bytes_one_layer(n_layers, n_kv_head, d_head, seq_len, batch=1, bytes_per_val
 
 @catalogue.mistake(
     "bytes-ignores-batch",
+    title="the batch size is left out",
     replaces="kv_cache_bytes",
     why="You left out the batch: each sequence in the batch has its own cache.",
     hint="Multiply by the batch size.",
@@ -360,6 +382,7 @@ def bytes_ignores_batch(n_layers, n_kv_head, d_head, seq_len, batch=1, bytes_per
 
 @catalogue.mistake(
     "bytes-in-gib",
+    title="gibibytes instead of bytes",
     replaces="kv_cache_bytes",
     why="You returned gibibytes (divided by 2^30), not bytes, and as a float.",
     hint="Return the count of bytes itself, an int; convert to GiB only to talk about it.",

@@ -66,6 +66,7 @@ def tril(T, S):
 
 @catalogue.mistake(
     "padding-mask-off-by-one",
+    title="the mask is True one position too far (t <= length)",
     replaces="padding_mask",
     why="Your mask keeps one token too many: it is True at t <= lengths[b], so position "
     "lengths[b], the first padded one, counts as real. A sequence of length L has its real "
@@ -79,6 +80,7 @@ def padding_mask_off_by_one(lengths, T):
 
 @catalogue.mistake(
     "padding-mask-left",
+    title="the mask assumes left padding",
     replaces="padding_mask",
     why="Your mask assumes LEFT padding: the real tokens at the end of each row. The batches "
     "here are padded on the right, so the real tokens are the first lengths[b] positions.",
@@ -90,6 +92,7 @@ def padding_mask_left(lengths, T):
 
 @catalogue.mistake(
     "padding-mask-inverted",
+    title="the mask is True at the padding, not at the real tokens",
     replaces="padding_mask",
     why="Your mask is True at the padding and False at the real tokens. In this course True "
     "means 'may attend', so the mask must be True at the real tokens.",
@@ -101,6 +104,7 @@ def padding_mask_inverted(lengths, T):
 
 @catalogue.mistake(
     "padding-mask-no-check",
+    title="a length below 0 or above T is accepted",
     replaces="padding_mask",
     why="A length below 0 or above T goes through silently instead of raising ValueError, so a "
     "batch whose lengths do not fit its padding is never noticed.",
@@ -113,6 +117,7 @@ def padding_mask_no_check(lengths, T):
 
 @catalogue.mistake(
     "padding-mask-not-boolean",
+    title="the mask holds numbers (1 and 0), not booleans",
     replaces="padding_mask",
     why="Your mask has the right pattern but holds numbers (1 and 0), not booleans. A mask of "
     "numbers does not select entries: np.where, indexing and ~ all treat it differently.",
@@ -124,6 +129,7 @@ def padding_mask_not_boolean(lengths, T):
 
 @catalogue.mistake(
     "padding-mask-wrong-axis",
+    title="the mask has shape (T, B) instead of (B, T)",
     replaces="padding_mask",
     why="Your mask has shape (T, B): the positions were broadcast along the rows and the "
     "lengths along the columns. The mask is (B, T), one row per sequence.",
@@ -139,6 +145,7 @@ def padding_mask_wrong_axis(lengths, T):
 
 @catalogue.mistake(
     "attention-mask-query-axis",
+    title="the padding is masked on the query axis, not the key axis",
     replaces="attention_mask",
     why="Your mask puts the padding on the query axis (the rows): padded queries are masked, "
     "but every real query may still look at the padded keys. Without the causal mask, real "
@@ -153,6 +160,7 @@ def attention_mask_query_axis(lengths, T, causal=True):
 
 @catalogue.mistake(
     "attention-mask-pads-queries-too",
+    title="the padded queries are masked too",
     replaces="attention_mask",
     why="Your mask also masks the padded queries, so their rows are entirely False. The "
     "function asks for keys only: a padded query row still attends to the real keys.",
@@ -166,6 +174,7 @@ def attention_mask_pads_queries_too(lengths, T, causal=True):
 
 @catalogue.mistake(
     "attention-mask-forgets-padding",
+    title="with causal=True the padding is forgotten",
     replaces="attention_mask",
     why="With causal=True your mask is the causal mask alone and forgets the padding. Real "
     "queries happen not to suffer (with right padding they never look right of themselves), "
@@ -181,6 +190,7 @@ def attention_mask_forgets_padding(lengths, T, causal=True):
 
 @catalogue.mistake(
     "attention-mask-forgets-causal",
+    title="causal=True is ignored",
     replaces="attention_mask",
     why="Your mask ignores causal=True: it masks the padding but not the future, so every "
     "token sees the real tokens after it.",
@@ -195,6 +205,7 @@ def attention_mask_forgets_causal(lengths, T, causal=True):
 
 @catalogue.mistake(
     "batched-no-empty-row-guard",
+    title="a query with no key allowed gets NaN instead of 0",
     replaces="batched_attention",
     why="A query with no key allowed (a sequence of length 0) gets NaN: its row is all -inf, so "
     "subtracting the max gives -inf - (-inf) = NaN. The handout asks for weights 0 and output "
@@ -211,6 +222,7 @@ def batched_no_empty_row_guard(Q, K, V, mask=None):
 
 @catalogue.mistake(
     "batched-mask-fill-zero",
+    title="masked scores are set to 0 instead of -inf",
     replaces="batched_attention",
     why="You set the masked scores to 0 instead of -inf. A score of 0 still gets a weight of "
     "e^0 = 1 before normalising, so padded keys keep a share of the attention.",
@@ -223,6 +235,7 @@ def batched_mask_fill_zero(Q, K, V, mask=None):
 
 @catalogue.mistake(
     "batched-mask-after-softmax",
+    title="the mask is applied after the softmax",
     replaces="batched_attention",
     why="You applied the mask to the weights after the softmax. The softmax had already given "
     "part of each row's weight to the masked keys, so the rows no longer sum to 1.",
@@ -236,6 +249,7 @@ def batched_mask_after_softmax(Q, K, V, mask=None):
 
 @catalogue.mistake(
     "batched-softmax-wrong-axis",
+    title="the softmax runs over the queries, not the keys",
     replaces="batched_attention",
     why="Your softmax normalises over the queries (axis -2) instead of over the keys (the last "
     "axis), so the weights of one query do not sum to 1.",
@@ -249,6 +263,7 @@ def batched_softmax_wrong_axis(Q, K, V, mask=None):
 
 @catalogue.mistake(
     "batched-no-max-subtraction",
+    title="the softmax does not subtract the max (overflow)",
     replaces="batched_attention",
     why="Your softmax exponentiates the raw scores. With large scores np.exp overflows to inf "
     "and inf / inf gives NaN, although the true weights are ordinary numbers.",
@@ -264,6 +279,7 @@ def batched_no_max_subtraction(Q, K, V, mask=None):
 
 @catalogue.mistake(
     "batched-no-scale",
+    title="the scores are not divided by sqrt(d)",
     replaces="batched_attention",
     why="You did not divide the scores by sqrt(d). Without the scale the scores grow with the "
     "width and the softmax becomes too peaked.",
@@ -280,6 +296,7 @@ def batched_no_scale(Q, K, V, mask=None):
 
 @catalogue.mistake(
     "mha-ignores-padding",
+    title="the lengths are never used: no padding mask",
     replaces="multi_head_attention",
     why="Your multi-head attention never uses the lengths: it applies the causal mask (or "
     "nothing) and no padding mask. With causal=True that hides the bug, but with "
@@ -296,6 +313,7 @@ def mha_ignores_padding(X, lengths, Wq, Wk, Wv, Wo, h, causal=True):
 
 @catalogue.mistake(
     "mha-mask-without-head-axis",
+    title="the (B, T, T) mask is given no head axis",
     replaces="multi_head_attention",
     why="Your (B, T, T) mask was given to scores of shape (B, h, T, T) without a head axis. "
     "NumPy lines up the trailing axes, so the batch axis of the mask met the HEAD axis of the "
@@ -312,6 +330,7 @@ def mha_mask_without_head_axis(X, lengths, Wq, Wk, Wv, Wo, h, causal=True):
 
 @catalogue.mistake(
     "mha-split-by-reshape",
+    title="heads split by a reshape without a transpose",
     replaces="multi_head_attention",
     why="You reshaped (B, T, C) straight into (B, h, T, d_head). The shape is right, but a "
     "reshape reads the numbers in memory order, so a head holds pieces of several tokens "
@@ -328,6 +347,7 @@ def mha_split_by_reshape(X, lengths, Wq, Wk, Wv, Wo, h, causal=True):
 
 @catalogue.mistake(
     "mha-merge-without-transpose",
+    title="heads merged by a reshape without a transpose",
     replaces="multi_head_attention",
     why="You reshaped the heads (B, h, T, d_head) straight into (B, T, C). A reshape reads "
     "the numbers in memory order, so a row of the result mixes several tokens of one head "
@@ -344,6 +364,7 @@ def mha_merge_without_transpose(X, lengths, Wq, Wk, Wv, Wo, h, causal=True):
 
 @catalogue.mistake(
     "mha-scale-by-model-width",
+    title="the scores are divided by sqrt(C), not sqrt(d_head)",
     replaces="multi_head_attention",
     why="Your heads divide their scores by sqrt(C), the model width. Each head works on "
     "d_head = C / h columns, so its scores must be scaled by sqrt(d_head).",
@@ -361,6 +382,7 @@ def mha_scale_by_model_width(X, lengths, Wq, Wk, Wv, Wo, h, causal=True):
 
 @catalogue.mistake(
     "mha-no-output-projection",
+    title="the merged heads are returned without Wo",
     replaces="multi_head_attention",
     why="You returned the merged heads without multiplying by Wo. The output projection mixes "
     "the heads; without it the result is just the heads side by side.",
@@ -377,6 +399,7 @@ def mha_no_output_projection(X, lengths, Wq, Wk, Wv, Wo, h, causal=True):
 
 @catalogue.mistake(
     "cross-masks-x-padding",
+    title="the padding of X (the queries) is masked, not that of Y",
     replaces="cross_attention",
     why="Your mask hides positions of X, the queries (the rows), instead of the padded tokens "
     "of Y, the keys (the columns). Every query may still look at Y's padding.",
@@ -392,6 +415,7 @@ def cross_masks_x_padding(X, Y, y_lengths, Wq, Wk, Wv, Wo, h):
 
 @catalogue.mistake(
     "cross-ignores-padding",
+    title="no mask: the queries attend to Y's padding",
     replaces="cross_attention",
     why="Your cross-attention applies no mask, so the queries attend to Y's padded tokens.",
     hint="Mask Y's padded keys: a padding mask from y_lengths over Y's S positions, expanded "
@@ -405,6 +429,7 @@ def cross_ignores_padding(X, Y, y_lengths, Wq, Wk, Wv, Wo, h):
 
 @catalogue.mistake(
     "cross-causal",
+    title="a causal mask in cross-attention",
     replaces="cross_attention",
     why="Your cross-attention applies a causal mask. Query t of X and key s of Y belong to "
     "different sequences: s is not 'the future' of t, and every real key of Y may be attended.",
@@ -420,6 +445,7 @@ def cross_causal(X, Y, y_lengths, Wq, Wk, Wv, Wo, h):
 
 @catalogue.mistake(
     "cross-keys-values-swapped",
+    title="the keys are built with Wv and the values with Wk",
     replaces="cross_attention",
     why="You built the keys with Wv and the values with Wk. The scores then compare the queries "
     "with the wrong projection of Y, and the output mixes the wrong vectors.",
@@ -434,6 +460,7 @@ def cross_keys_values_swapped(X, Y, y_lengths, Wq, Wk, Wv, Wo, h):
 
 @catalogue.mistake(
     "cross-queries-from-y",
+    title="the queries come from Y and the keys and values from X",
     replaces="cross_attention",
     why="Your queries come from Y and your keys and values from X: the output then has one row "
     "per token of Y, shape (B, S, C), instead of one per token of X.",
