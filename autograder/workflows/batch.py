@@ -24,6 +24,7 @@ import multiprocessing
 import os
 import re
 import signal
+import statistics
 import sys
 import tempfile
 import time
@@ -335,12 +336,14 @@ class Summary:
     records: list[dict[str, Any]]
 
     def line(self) -> str:
-        scores = sorted(r["score"] for r in self.records if batch_meta(r)["status"] == "graded")
+        graded = [r for r in self.records if batch_meta(r)["status"] == "graded"]
         top = max((r["extra_data"].get("max_score", 0) for r in self.records), default=0)
         per = f", {self.seconds / self.graded:.2f} s per submission" if self.graded else ""
-        middle = scores[len(scores) // 2] if scores else 0
-        flagged = sum(bool(problems(r)) for r in self.records)
-        missing = sum(batch_meta(r)["status"] != "graded" for r in self.records)
+        middle = statistics.median(r["score"] for r in graded) if graded else 0
+        # Each student once: one without a grade is not also counted as a graded one that
+        # timed out, crashed or returned invalid output.
+        flagged = sum(bool(problems(r)) for r in graded)
+        missing = len(self.records) - len(graded)
         return (
             f"{self.students} students: {self.graded} graded now, {self.unchanged} unchanged, "
             f"{missing} without a grade; median {middle:g}/{top:g}; {flagged} timed out, "
