@@ -40,10 +40,9 @@ def cmd_grade(args: argparse.Namespace) -> int:
 
 def cmd_check(args: argparse.Namespace) -> int:
     names = [args.assignment] if args.assignment else slugs()
-    ok = True
-    for name in names:
-        ok &= checking.check(Assignment.load(name, args.course), Sandbox.detect(args.sandbox))
-    return 0 if ok else 1
+    assignments = [Assignment.load(name, args.course) for name in names]
+    outcomes = checking.check_all(assignments, Sandbox.detect(args.sandbox), quiet=args.quiet)
+    return 0 if all(o.ok for o in outcomes) else 1
 
 
 def cmd_generate(args: argparse.Namespace) -> int:
@@ -216,10 +215,17 @@ def parser() -> argparse.ArgumentParser:
         "check",
         help="validate assignments: reference, stubs, sheet, tests",
         description="Verify each assignment (or the one named) and exit "
-        "non-zero with a report when anything is off.",
+        "non-zero with a report when anything is off. Ends with a summary table: "
+        "assignment, result, what failed, seconds.",
     )
     p.add_argument("assignment", metavar="ASSIGNMENT", nargs="?", help="one assignment slug")
     p.add_argument("--sandbox", choices=MODES, default="auto", help="isolation for the workers")
+    p.add_argument(
+        "--quiet",
+        "-q",
+        action="store_true",
+        help="print only the failures and the summary table",
+    )
     add_course_option(p)
     p.set_defaults(run=cmd_check)
 
