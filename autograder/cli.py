@@ -57,7 +57,7 @@ def cmd_generate(args: argparse.Namespace) -> int:
 
 
 def cmd_release(args: argparse.Namespace) -> int:
-    written = release(Assignment.load(args.assignment), Path(args.out_dir))
+    written = release(Assignment.load(args.assignment, args.course), Path(args.out_dir))
     print(f"wrote {len(written)} files to {args.out_dir}: push it as the students' template")
     return 0
 
@@ -66,7 +66,7 @@ EXPORTS = {"gradescope": gradescope.export, "classroom50": classroom50.export}
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    out = EXPORTS[args.platform](Assignment.load(args.assignment), Path(args.out))
+    out = EXPORTS[args.platform](Assignment.load(args.assignment, args.course), Path(args.out))
     print(f"wrote the {args.platform} bundle for {args.assignment} to {out}")
     return 0
 
@@ -76,13 +76,16 @@ def cmd_nbgrader(args: argparse.Namespace) -> int:
 
     if args.action == "build":
         names = args.assignments or slugs()
-        for path in notebook.build(Path(args.course), [Assignment.load(n) for n in names]):
+        assignments = [Assignment.load(n, args.course_root) for n in names]
+        for path in notebook.build(Path(args.course), assignments):
             print(f"wrote {path}")
         return 0
     from autograder.platforms.nbgrader import gradebook  # needs nbgrader itself
 
     course = Path(args.course)
-    gradebook.autograde(course, args.assignment, args.student, args.allow_weak_sandbox)
+    gradebook.autograde(
+        course, args.assignment, args.student, args.allow_weak_sandbox, root=args.course_root
+    )
     return 0
 
 
@@ -137,7 +140,7 @@ def cmd_collect(args: argparse.Namespace) -> int:
 
 def cmd_grade_batch(args: argparse.Namespace) -> int:
     batch.grade_batch(
-        Assignment.load(args.assignment),
+        Assignment.load(args.assignment, args.course),
         Path(args.submissions),
         Path(args.out),
         jobs=args.jobs,
@@ -168,9 +171,11 @@ def cmd_publish(args: argparse.Namespace) -> int:
     return 0
 
 
-def add_course_option(p: argparse.ArgumentParser) -> None:
+def add_course_option(p: argparse.ArgumentParser, dest: str = "course") -> None:
+    """Every command that reads an assignment's reference or starter takes --course."""
     p.add_argument(
         "--course",
+        dest=dest,
         metavar="COURSE_DIR",
         help="the course folder holding reference/ and assignments/ (default: the copy "
         "installed with the grader, or its source checkout; never the current folder)",
@@ -249,6 +254,7 @@ def parser() -> argparse.ArgumentParser:
     )
     p.add_argument("assignment", metavar="ASSIGNMENT", help="the assignment slug")
     p.add_argument("out_dir", metavar="OUT_DIR", help="where to write the template")
+    add_course_option(p)
     p.set_defaults(run=cmd_release)
 
     p = sub.add_parser(
@@ -263,6 +269,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("platform", choices=sorted(EXPORTS), help="the platform")
     p.add_argument("assignment", metavar="ASSIGNMENT", help="the assignment slug")
     p.add_argument("out", metavar="OUT", help="the zip (gradescope) or folder (classroom50)")
+    add_course_option(p)
     p.set_defaults(run=cmd_export)
 
     p = sub.add_parser(
@@ -281,6 +288,7 @@ def parser() -> argparse.ArgumentParser:
     )
     q.add_argument("course", metavar="COURSE_DIR", help="the nbgrader course folder")
     q.add_argument("assignments", metavar="ASSIGNMENT", nargs="*", help="slugs (default: all)")
+    add_course_option(q, dest="course_root")
     q.set_defaults(run=cmd_nbgrader)
     q = nb.add_parser(
         "autograde",
@@ -297,6 +305,7 @@ def parser() -> argparse.ArgumentParser:
         action="store_true",
         help="grade for record even when the sandbox has no namespaces",
     )
+    add_course_option(q, dest="course_root")
     q.set_defaults(run=cmd_nbgrader)
 
     p = sub.add_parser(
@@ -361,6 +370,7 @@ def parser() -> argparse.ArgumentParser:
         action="store_true",
         help="grade for record even when the sandbox is weak (no namespaces or Landlock)",
     )
+    add_course_option(p)
     p.set_defaults(run=cmd_grade_batch)
 
     p = sub.add_parser(
