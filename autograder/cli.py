@@ -24,6 +24,11 @@ def cmd_grade(args: argparse.Namespace) -> int:
     submission = Path(args.submission) if args.submission else assignment.starter
     if not submission.is_dir():
         raise UsageError(f"no such submission folder: {submission}")
+    if batch.holds_a_class(submission, assignment):
+        raise UsageError(
+            f"{submission} holds one folder per student: grade a class with "
+            f"`autograder grade-batch {assignment.slug} {submission} --out DIR`"
+        )
     try:
         result = grade_for_record(assignment, submission, Sandbox.detect(args.sandbox))
     except SuiteError as error:

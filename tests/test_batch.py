@@ -380,3 +380,26 @@ def test_the_summary_line_has_the_true_median_and_counts_each_student_once():
     assert "median 50/100" in line, line
     assert "1 without a grade" in line, line
     assert "1 timed out, crashed or returned invalid output" in line, line
+
+
+@pytest.mark.parametrize("layout", ["folders", "nbgrader", "collect"])
+def test_grade_on_a_class_says_to_use_grade_batch(tmp_path, capsys, layout):
+    assignment = Assignment.load(SLUG)
+    module = f"{assignment.module}.py"
+    for student in ("ada", "bo"):
+        where = tmp_path / student / (SLUG if layout == "nbgrader" else "")
+        where.mkdir(parents=True, exist_ok=True)
+        shutil.copy(assignment.reference / module, where / module)
+    if layout == "collect":
+        manifest = {"assignment": SLUG, "students": []}
+        (tmp_path / "manifest.json").write_text(json.dumps(manifest))
+    one_line_error(capsys, ["grade", SLUG, str(tmp_path)], f"autograder grade-batch {SLUG}")
+
+
+def test_one_submission_is_not_taken_for_a_class(tmp_path):
+    assignment = Assignment.load(SLUG)
+    assert not batch.holds_a_class(assignment.reference, assignment)
+    assert not batch.holds_a_class(assignment.starter, assignment)
+    (tmp_path / "notes").mkdir()  # a submission with a folder of its own, and its files
+    shutil.copy(assignment.reference / "answers.yaml", tmp_path / "answers.yaml")
+    assert not batch.holds_a_class(tmp_path, assignment)

@@ -115,6 +115,22 @@ def discover(folder: Path, assignment: Assignment) -> list[Submission]:
     return sorted(found, key=lambda s: s.student.casefold())
 
 
+def holds_a_class(folder: Path, assignment: Assignment) -> bool:
+    """Whether ``folder`` is a class (collect's manifest, or folders holding the assignment's
+    files) rather than one submission, which has those files itself."""
+    own = (f"{assignment.module}.py", "answers.yaml")
+    if (folder / MANIFEST).is_file():
+        return True
+    if any((folder / name).is_file() for name in own):
+        return False
+    children = [p for p in folder.iterdir() if p.is_dir() and not p.name.startswith(".")]
+    return any(
+        (child / name).is_file() or (child / assignment.slug / name).is_file()
+        for child in children
+        for name in own
+    )
+
+
 def through_a_link(root: Path, path: Path) -> bool:
     """Whether reaching ``path`` from ``root`` passes a symbolic link (never followed: it
     could point anywhere, the grader's own files included)."""
