@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import textwrap
 from pathlib import Path
 
 from autograder import report
@@ -265,11 +266,16 @@ def parser() -> argparse.ArgumentParser:
     p = sub.add_parser(
         "export",
         help="write a grading bundle for Gradescope or Classroom 50",
-        description="gradescope: OUT is the autograder zip to upload (setup.sh and "
-        "run_autograder at its root). classroom50: OUT is the folder "
-        "CLASSROOM/autograders/ASSIGNMENT of the classroom50 repository (autograder.py and the "
-        "grader beside it). Both carry the hidden suite and the reference: give them only to "
-        "the platform, never to students.",
+        description=textwrap.fill(
+            "gradescope: OUT is the autograder zip to upload (setup.sh and "
+            "run_autograder at its root). classroom50: OUT is the folder "
+            "CLASSROOM/autograders/ASSIGNMENT of the classroom50 repository (autograder.py and the "
+            "grader beside it). Both carry the hidden suite and the reference: give them only to "
+            "the platform, never to students.",
+            width=88,
+        ),
+        epilog=gradescope.DRY_RUN,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("platform", choices=sorted(EXPORTS), help="the platform")
     p.add_argument("assignment", metavar="ASSIGNMENT", help="the assignment slug")
