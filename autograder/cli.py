@@ -13,7 +13,7 @@ from autograder.errors import SuiteError, UsageError
 from autograder.platforms import classroom50, gradescope
 from autograder.platforms.record import grade_for_record
 from autograder.result import write_json
-from autograder.sandbox.layers import MODES, Sandbox
+from autograder.sandbox.layers import MODES, STRONG_MEANS, WEAK_MEANS, Sandbox
 from autograder.sandbox.worker import BUDGET_TIMEOUTS
 from autograder.workflows import batch, classreport, collect, merge, publish
 from autograder.workflows import check as checking
@@ -125,6 +125,7 @@ def cmd_doctor(args: argparse.Namespace) -> int:
         print("Grading for record refuses it unless you pass --allow-weak-sandbox.")
     else:
         print(box.strength)
+    print(f"A sandbox is {STRONG_MEANS}; it is {WEAK_MEANS}.")
     return 0
 
 
@@ -185,6 +186,14 @@ def add_course_option(p: argparse.ArgumentParser, dest: str = "course") -> None:
         metavar="COURSE_DIR",
         help="the course folder holding reference/ and assignments/ (default: the copy "
         "installed with the grader, or its source checkout; never the current folder)",
+    )
+
+
+def add_allow_weak_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--allow-weak-sandbox",
+        action="store_true",
+        help=f"grade for record even when the sandbox is {WEAK_MEANS}",
     )
 
 
@@ -311,11 +320,7 @@ def parser() -> argparse.ArgumentParser:
     q.add_argument("course", metavar="COURSE_DIR", help="the nbgrader course folder")
     q.add_argument("assignment", metavar="ASSIGNMENT", help="the assignment slug")
     q.add_argument("--student", metavar="ID", help="grade only this student")
-    q.add_argument(
-        "--allow-weak-sandbox",
-        action="store_true",
-        help="grade for record even when the sandbox has no namespaces",
-    )
+    add_allow_weak_option(q)
     add_course_option(q, dest="course_root")
     q.set_defaults(run=cmd_nbgrader)
 
@@ -323,7 +328,7 @@ def parser() -> argparse.ArgumentParser:
         "doctor",
         help="report which sandbox layers work on this machine",
         description="Detect bubblewrap, Landlock, the dedicated uid and resource limits, and "
-        "say whether the sandbox is strong (the worker cannot read the grader's files) or weak.",
+        f"say whether the sandbox is {STRONG_MEANS}; or {WEAK_MEANS}.",
     )
     p.add_argument("--sandbox", choices=MODES, default="auto", help="the mode to examine")
     p.set_defaults(run=cmd_doctor)
@@ -376,11 +381,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--jobs", type=int, help="parallel graders (default: the number of cores)")
     p.add_argument("--shard", metavar="K/N", help="grade only shard K of N (a stable split)")
     p.add_argument("--sandbox", choices=MODES, default="auto", help="isolation for the workers")
-    p.add_argument(
-        "--allow-weak-sandbox",
-        action="store_true",
-        help="grade for record even when the sandbox is weak (no namespaces or Landlock)",
-    )
+    add_allow_weak_option(p)
     add_course_option(p)
     p.set_defaults(run=cmd_grade_batch)
 
