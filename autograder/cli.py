@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import textwrap
 from pathlib import Path
 
 from autograder import report
@@ -12,7 +13,7 @@ from autograder.errors import SuiteError, UsageError
 from autograder.platforms import classroom50, gradescope
 from autograder.platforms.record import grade_for_record
 from autograder.result import write_json
-from autograder.sandbox.layers import MODES, Sandbox
+from autograder.sandbox.layers import MODES, STRONG_MEANS, WEAK_MEANS, Sandbox
 from autograder.sandbox.worker import BUDGET_TIMEOUTS
 from autograder.workflows import batch, classreport, collect, merge, publish
 from autograder.workflows import check as checking
@@ -24,6 +25,11 @@ def cmd_grade(args: argparse.Namespace) -> int:
     submission = Path(args.submission) if args.submission else assignment.starter
     if not submission.is_dir():
         raise UsageError(f"no such submission folder: {submission}")
+    if batch.holds_a_class(submission, assignment):
+        raise UsageError(
+            f"{submission} holds one folder per student: grade a class with "
+            f"`autograder grade-batch {assignment.slug} {submission} --out DIR`"
+        )
     try:
         result = grade_for_record(assignment, submission, Sandbox.detect(args.sandbox))
     except SuiteError as error:
@@ -40,10 +46,9 @@ def cmd_grade(args: argparse.Namespace) -> int:
 
 def cmd_check(args: argparse.Namespace) -> int:
     names = [args.assignment] if args.assignment else slugs()
-    ok = True
-    for name in names:
-        ok &= checking.check(Assignment.load(name, args.course), Sandbox.detect(args.sandbox))
-    return 0 if ok else 1
+    assignments = [Assignment.load(name, args.course) for name in names]
+    outcomes = checking.check_all(assignments, Sandbox.detect(args.sandbox), quiet=args.quiet)
+    return 0 if all(o.ok for o in outcomes) else 1
 
 
 def cmd_generate(args: argparse.Namespace) -> int:
@@ -58,7 +63,7 @@ def cmd_generate(args: argparse.Namespace) -> int:
 
 
 def cmd_release(args: argparse.Namespace) -> int:
-    written = release(Assignment.load(args.assignment), Path(args.out_dir))
+    written = release(Assignment.load(args.assignment, args.course), Path(args.out_dir))
     print(f"wrote {len(written)} files to {args.out_dir}: push it as the students' template")
     return 0
 
@@ -67,7 +72,7 @@ EXPORTS = {"gradescope": gradescope.export, "classroom50": classroom50.export}
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    out = EXPORTS[args.platform](Assignment.load(args.assignment), Path(args.out))
+    out = EXPORTS[args.platform](Assignment.load(args.assignment, args.course), Path(args.out))
     print(f"wrote the {args.platform} bundle for {args.assignment} to {out}")
     return 0
 
@@ -77,13 +82,16 @@ def cmd_nbgrader(args: argparse.Namespace) -> int:
 
     if args.action == "build":
         names = args.assignments or slugs()
-        for path in notebook.build(Path(args.course), [Assignment.load(n) for n in names]):
+        assignments = [Assignment.load(n, args.course_root) for n in names]
+        for path in notebook.build(Path(args.course), assignments):
             print(f"wrote {path}")
         return 0
     from autograder.platforms.nbgrader import gradebook  # needs nbgrader itself
 
     course = Path(args.course)
-    gradebook.autograde(course, args.assignment, args.student, args.allow_weak_sandbox)
+    gradebook.autograde(
+        course, args.assignment, args.student, args.allow_weak_sandbox, root=args.course_root
+    )
     return 0
 
 
@@ -117,6 +125,7 @@ def cmd_doctor(args: argparse.Namespace) -> int:
         print("Grading for record refuses it unless you pass --allow-weak-sandbox.")
     else:
         print(box.strength)
+    print(f"A sandbox is {STRONG_MEANS}; it is {WEAK_MEANS}.")
     return 0
 
 
@@ -138,7 +147,7 @@ def cmd_collect(args: argparse.Namespace) -> int:
 
 def cmd_grade_batch(args: argparse.Namespace) -> int:
     batch.grade_batch(
-        Assignment.load(args.assignment),
+        Assignment.load(args.assignment, args.course),
         Path(args.submissions),
         Path(args.out),
         jobs=args.jobs,
@@ -169,12 +178,22 @@ def cmd_publish(args: argparse.Namespace) -> int:
     return 0
 
 
-def add_course_option(p: argparse.ArgumentParser) -> None:
+def add_course_option(p: argparse.ArgumentParser, dest: str = "course") -> None:
+    """Every command that reads an assignment's reference or starter takes --course."""
     p.add_argument(
         "--course",
+        dest=dest,
         metavar="COURSE_DIR",
         help="the course folder holding reference/ and assignments/ (default: the copy "
         "installed with the grader, or its source checkout; never the current folder)",
+    )
+
+
+def add_allow_weak_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--allow-weak-sandbox",
+        action="store_true",
+        help=f"grade for record even when the sandbox is {WEAK_MEANS}",
     )
 
 
@@ -216,10 +235,17 @@ def parser() -> argparse.ArgumentParser:
         "check",
         help="validate assignments: reference, stubs, sheet, tests",
         description="Verify each assignment (or the one named) and exit "
-        "non-zero with a report when anything is off.",
+        "non-zero with a report when anything is off. Ends with a summary table: "
+        "assignment, result, what failed, seconds.",
     )
     p.add_argument("assignment", metavar="ASSIGNMENT", nargs="?", help="one assignment slug")
     p.add_argument("--sandbox", choices=MODES, default="auto", help="isolation for the workers")
+    p.add_argument(
+        "--quiet",
+        "-q",
+        action="store_true",
+        help="print only the failures and the summary table",
+    )
     add_course_option(p)
     p.set_defaults(run=cmd_check)
 
@@ -243,20 +269,27 @@ def parser() -> argparse.ArgumentParser:
     )
     p.add_argument("assignment", metavar="ASSIGNMENT", help="the assignment slug")
     p.add_argument("out_dir", metavar="OUT_DIR", help="where to write the template")
+    add_course_option(p)
     p.set_defaults(run=cmd_release)
 
     p = sub.add_parser(
         "export",
         help="write a grading bundle for Gradescope or Classroom 50",
-        description="gradescope: OUT is the autograder zip to upload (setup.sh and "
-        "run_autograder at its root). classroom50: OUT is the folder "
-        "CLASSROOM/autograders/ASSIGNMENT of the classroom50 repository (autograder.py and the "
-        "grader beside it). Both carry the hidden suite and the reference: give them only to "
-        "the platform, never to students.",
+        description=textwrap.fill(
+            "gradescope: OUT is the autograder zip to upload (setup.sh and "
+            "run_autograder at its root). classroom50: OUT is the folder "
+            "CLASSROOM/autograders/ASSIGNMENT of the classroom50 repository (autograder.py and the "
+            "grader beside it). Both carry the hidden suite and the reference: give them only to "
+            "the platform, never to students.",
+            width=88,
+        ),
+        epilog=gradescope.DRY_RUN,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("platform", choices=sorted(EXPORTS), help="the platform")
     p.add_argument("assignment", metavar="ASSIGNMENT", help="the assignment slug")
     p.add_argument("out", metavar="OUT", help="the zip (gradescope) or folder (classroom50)")
+    add_course_option(p)
     p.set_defaults(run=cmd_export)
 
     p = sub.add_parser(
@@ -275,6 +308,7 @@ def parser() -> argparse.ArgumentParser:
     )
     q.add_argument("course", metavar="COURSE_DIR", help="the nbgrader course folder")
     q.add_argument("assignments", metavar="ASSIGNMENT", nargs="*", help="slugs (default: all)")
+    add_course_option(q, dest="course_root")
     q.set_defaults(run=cmd_nbgrader)
     q = nb.add_parser(
         "autograde",
@@ -286,18 +320,15 @@ def parser() -> argparse.ArgumentParser:
     q.add_argument("course", metavar="COURSE_DIR", help="the nbgrader course folder")
     q.add_argument("assignment", metavar="ASSIGNMENT", help="the assignment slug")
     q.add_argument("--student", metavar="ID", help="grade only this student")
-    q.add_argument(
-        "--allow-weak-sandbox",
-        action="store_true",
-        help="grade for record even when the sandbox has no namespaces",
-    )
+    add_allow_weak_option(q)
+    add_course_option(q, dest="course_root")
     q.set_defaults(run=cmd_nbgrader)
 
     p = sub.add_parser(
         "doctor",
         help="report which sandbox layers work on this machine",
         description="Detect bubblewrap, Landlock, the dedicated uid and resource limits, and "
-        "say whether the sandbox is strong (the worker cannot read the grader's files) or weak.",
+        f"say whether the sandbox is {STRONG_MEANS}; or {WEAK_MEANS}.",
     )
     p.add_argument("--sandbox", choices=MODES, default="auto", help="the mode to examine")
     p.set_defaults(run=cmd_doctor)
@@ -350,11 +381,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--jobs", type=int, help="parallel graders (default: the number of cores)")
     p.add_argument("--shard", metavar="K/N", help="grade only shard K of N (a stable split)")
     p.add_argument("--sandbox", choices=MODES, default="auto", help="isolation for the workers")
-    p.add_argument(
-        "--allow-weak-sandbox",
-        action="store_true",
-        help="grade for record even when the sandbox is weak (no namespaces or Landlock)",
-    )
+    add_allow_weak_option(p)
+    add_course_option(p)
     p.set_defaults(run=cmd_grade_batch)
 
     p = sub.add_parser(

@@ -355,3 +355,51 @@ def test_nbgrader_submitted_notebooks_grade_as_their_files(tmp_path):
         alone = grade(assignment, plain / student, box)
         assert [t["score"] for t in record["tests"]] == [t.score for t in alone.tests], student
     assert {p: p.read_bytes() for p in submitted.rglob("*") if p.is_file()} == before
+
+
+def summary_record(status: str, score: float = 0, outcome: str = "passed") -> dict:
+    tests = [{"extra_data": {"outcome": outcome}}] if status == "graded" else []
+    return {
+        "score": score,
+        "tests": tests,
+        "extra_data": {"max_score": 100, "batch": {"status": status}},
+    }
+
+
+def test_the_summary_line_has_the_true_median_and_counts_each_student_once():
+    """[0, 100] has median 50, not the upper middle; a missing student is only "without a
+    grade", not also among the graded ones that timed out, crashed or returned invalid output."""
+    records = [
+        summary_record("graded", 0),
+        summary_record("graded", 100),
+        summary_record("graded", 40, outcome="timeout"),
+        summary_record("graded", 60),
+        summary_record("missing"),
+    ]
+    line = batch.Summary(5, 4, 0, 1.0, records).line()
+    assert "median 50/100" in line, line
+    assert "1 without a grade" in line, line
+    assert "1 timed out, crashed or returned invalid output" in line, line
+
+
+@pytest.mark.parametrize("layout", ["folders", "nbgrader", "collect"])
+def test_grade_on_a_class_says_to_use_grade_batch(tmp_path, capsys, layout):
+    assignment = Assignment.load(SLUG)
+    module = f"{assignment.module}.py"
+    for student in ("ada", "bo"):
+        where = tmp_path / student / (SLUG if layout == "nbgrader" else "")
+        where.mkdir(parents=True, exist_ok=True)
+        shutil.copy(assignment.reference / module, where / module)
+    if layout == "collect":
+        manifest = {"assignment": SLUG, "students": []}
+        (tmp_path / "manifest.json").write_text(json.dumps(manifest))
+    one_line_error(capsys, ["grade", SLUG, str(tmp_path)], f"autograder grade-batch {SLUG}")
+
+
+def test_one_submission_is_not_taken_for_a_class(tmp_path):
+    assignment = Assignment.load(SLUG)
+    assert not batch.holds_a_class(assignment.reference, assignment)
+    assert not batch.holds_a_class(assignment.starter, assignment)
+    (tmp_path / "notes").mkdir()  # a submission with a folder of its own, and its files
+    shutil.copy(assignment.reference / "answers.yaml", tmp_path / "answers.yaml")
+    assert not batch.holds_a_class(tmp_path, assignment)

@@ -1,5 +1,6 @@
 """`autograder check` is green on the repository and red when an assignment is broken."""
 
+import re
 import shutil
 import textwrap
 from pathlib import Path
@@ -7,10 +8,10 @@ from pathlib import Path
 import pytest
 
 from autograder.cli import main
-from autograder.course.assignment import SUITES, Assignment, find_root
+from autograder.course.assignment import SUITES, Assignment, find_root, slugs
 from autograder.engine.grading import grade
 from autograder.sandbox.layers import Sandbox
-from autograder.workflows.check import Checker, check
+from autograder.workflows.check import Checker, Outcome, check, summary_table
 
 SLUG = "masks-and-heads"
 
@@ -146,3 +147,45 @@ def test_small_integers_choices_and_lesser_precision_are_not_answers(course: Pat
     checker = Checker(assignment, Sandbox.detect("fallback"), say=lambda line: None)
     checker.check_no_printed_answers()
     assert checker.failures == []
+
+
+def fake_run(self) -> bool:
+    """A check without the grading: masks-and-heads fails once, every other assignment passes."""
+    self.say(f"checking {self.assignment.slug}")
+    self.verify(True, "the starter files are generated")
+    if self.assignment.slug == SLUG:
+        self.verify(False, "the reference gets full marks", "test_mask (wrong values)")
+    return not self.failures
+
+
+@pytest.mark.parametrize("quiet", [False, True])
+def test_check_ends_with_a_summary_table(monkeypatch, capsys, quiet):
+    monkeypatch.setattr(Checker, "run", fake_run)
+    code = main(["check", "--sandbox", "fallback", *(["--quiet"] if quiet else [])])
+    out = capsys.readouterr().out
+    assert code == 1
+    table = out[out.index("summary:") :].splitlines()
+    assert table[1].split() == ["assignment", "result", "what", "failed", "seconds"]
+    rows = {line.split()[0]: line for line in table[3:] if line and not line.startswith("-")}
+    assert set(rows) == {*slugs(), "(all)"}
+    assert rows[SLUG].split()[1:3] == ["FAIL", "the"]
+    assert "the reference gets full marks" in rows[SLUG]
+    assert all(rows[s].split()[1] == "ok" for s in slugs() if s != SLUG)
+    assert rows["(all)"].split()[1:4] == ["FAIL", "1", "failed"]
+    assert re.fullmatch(r"\d+\.\d", rows[SLUG].split()[-1])
+    failure = f"FAIL {SLUG}: the reference gets full marks: test_mask (wrong values)"
+    details = out[: out.index("summary:")]
+    if quiet:  # only the failures, each named with its assignment, then the table
+        assert details.strip() == failure
+    else:
+        assert "[ok] the starter files are generated" in details
+        assert "[FAIL] the reference gets full marks" in details
+
+
+def test_the_summary_shortens_a_long_failure_and_counts_the_rest():
+    outcome = Outcome("x", ["a " * 60 + ": detail", "second"], 1.25)
+    row = next(line for line in summary_table([outcome]) if line.startswith("x "))
+    assert "..." in row and "(and 1 more)" not in row
+    short = Outcome("x", ["one: detail", "two"], 2.0)
+    row = next(line for line in summary_table([short]) if line.startswith("x "))
+    assert "one (and 1 more)" in row and row.endswith("2.0")

@@ -21,7 +21,7 @@ from helpers import jupyter_env, nbgrader
 from nbgrader.api import Gradebook  # noqa: E402
 
 from autograder import cli  # noqa: E402
-from autograder.course.assignment import Assignment  # noqa: E402
+from autograder.course.assignment import Assignment, slugs  # noqa: E402
 from autograder.platforms.nbgrader import gradebook, notebook  # noqa: E402
 
 # The round trip runs in the first test that asks for it: nbgrader is slow.
@@ -323,3 +323,16 @@ def test_the_test_cells_carry_the_hidden_suites_points() -> None:
     by_function = notebook.points_by_piece(assignment.suite / "test_hidden.py")
     assert set(by_function) == set(assignment.functions)
     assert sum(by_function.values()) == assignment.points["part2"]
+
+
+def test_a_second_build_keeps_the_first_assignments_settings(tmp_path: Path) -> None:
+    """`build C a` then `build C b`: nbgrader, reading the config, still spares a's sheet."""
+    from traitlets.config.loader import PyFileConfigLoader
+
+    other = next(s for s in slugs() if s != SLUG)
+    assert cli.main(["nbgrader", "build", str(tmp_path), SLUG]) == 0
+    assert cli.main(["nbgrader", "build", str(tmp_path), other]) == 0
+    assert cli.main(["nbgrader", "build", str(tmp_path), other]) == 0  # a rebuild adds nothing
+    loaded = PyFileConfigLoader("nbgrader_config.py", path=str(tmp_path)).load_config()
+    assert loaded.Autograde.exclude_overwriting == {SLUG: ["answers.yaml"], other: ["answers.yaml"]}
+    assert (tmp_path / "source" / SLUG / f"{SLUG}.ipynb").is_file()

@@ -4,7 +4,8 @@ Formats from gradescope/autograder_samples, docs/specs.md. The zip holds ``setup
 ``run_autograder`` at its root, plus the grader (see ``bundle``). Gradescope unzips it to
 /autograder/source, runs setup.sh once, then run_autograder once per submission: it grades
 /autograder/submission and always writes /autograder/results/results.json. ``AUTOGRADER_HOME``
-stands in for /autograder (tests use it; Gradescope never sets it).
+stands in for /autograder (tests use it; Gradescope never sets it): ``DRY_RUN`` is the local
+dry run, as `autograder export gradescope --help` prints it.
 
 Usage inside the bundle: python3 -m autograder.platforms.gradescope ASSIGNMENT SUBMISSION RESULTS
 """
@@ -33,6 +34,16 @@ apt-get update -qq && apt-get install -y -qq python3 python3-pip bubblewrap >/de
 requirements=/autograder/source/requirements.txt
 python3 -m pip install -q -r "$requirements" ||
   python3 -m pip install -q --break-system-packages -r "$requirements"
+"""
+
+DRY_RUN = """\
+Dry run of the zip on your machine, as Gradescope runs it (in an empty folder, with the
+grader's requirements installed, as setup.sh does on Gradescope):
+  mkdir -p home/submission
+  python3 -m zipfile -e OUT.zip home/source
+  cp -r STUDENT_DIR/. home/submission/
+  AUTOGRADER_HOME="$PWD/home" bash home/source/run_autograder
+  cat home/results/results.json
 """
 
 RUN = """\

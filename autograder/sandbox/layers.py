@@ -20,6 +20,7 @@ Layers, weakest first:
 
 A sandbox is **strong** when the worker can neither read the grader's files nor write outside
 its scratch folder: namespaces, or Landlock's file-system rules. Anything less is **weak**.
+``STRONG_MEANS`` and ``WEAK_MEANS`` say so in the one wording every help text and doctor use.
 
 Modes: ``auto`` uses every layer that works here; ``landlock`` hides bubblewrap (what a GitHub
 ``ubuntu-24.04`` runner gets); ``fallback`` leaves out bubblewrap and Landlock (an old kernel);
@@ -54,6 +55,15 @@ from autograder.errors import UsageError
 from autograder.sandbox.runner import landlock
 
 MODES = ("auto", "landlock", "fallback", "plain")
+# The one wording of the sandbox's strength, for every help text, doctor and the README.
+STRONG_MEANS = (
+    "strong: bubblewrap's namespaces or Landlock's file-system rules (either one is enough) "
+    "keep the worker from reading the grader's files and from writing outside its scratch folder"
+)
+WEAK_MEANS = (
+    "weak: neither bubblewrap's namespaces nor Landlock's file-system rules, "
+    "so the worker could read the grader's files"
+)
 PR_SET_CHILD_SUBREAPER = 36
 # Outside every range systemd reserves (users up to 60513, homed, DynamicUser 61184-65519,
 # nobody 65534, containers from 524288) and below the usual /etc/subuid start (100000).

@@ -24,6 +24,7 @@ import multiprocessing
 import os
 import re
 import signal
+import statistics
 import sys
 import tempfile
 import time
@@ -112,6 +113,22 @@ def discover(folder: Path, assignment: Assignment) -> list[Submission]:
             sub.folder, sub.status = None, "failed"
             sub.notes.append("the collected folder is missing")
     return sorted(found, key=lambda s: s.student.casefold())
+
+
+def holds_a_class(folder: Path, assignment: Assignment) -> bool:
+    """Whether ``folder`` is a class (collect's manifest, or folders holding the assignment's
+    files) rather than one submission, which has those files itself."""
+    own = (f"{assignment.module}.py", "answers.yaml")
+    if (folder / MANIFEST).is_file():
+        return True
+    if any((folder / name).is_file() for name in own):
+        return False
+    children = [p for p in folder.iterdir() if p.is_dir() and not p.name.startswith(".")]
+    return any(
+        (child / name).is_file() or (child / assignment.slug / name).is_file()
+        for child in children
+        for name in own
+    )
 
 
 def through_a_link(root: Path, path: Path) -> bool:
@@ -335,12 +352,14 @@ class Summary:
     records: list[dict[str, Any]]
 
     def line(self) -> str:
-        scores = sorted(r["score"] for r in self.records if batch_meta(r)["status"] == "graded")
+        graded = [r for r in self.records if batch_meta(r)["status"] == "graded"]
         top = max((r["extra_data"].get("max_score", 0) for r in self.records), default=0)
         per = f", {self.seconds / self.graded:.2f} s per submission" if self.graded else ""
-        middle = scores[len(scores) // 2] if scores else 0
-        flagged = sum(bool(problems(r)) for r in self.records)
-        missing = sum(batch_meta(r)["status"] != "graded" for r in self.records)
+        middle = statistics.median(r["score"] for r in graded) if graded else 0
+        # Each student once: one without a grade is not also counted as a graded one that
+        # timed out, crashed or returned invalid output.
+        flagged = sum(bool(problems(r)) for r in graded)
+        missing = len(self.records) - len(graded)
         return (
             f"{self.students} students: {self.graded} graded now, {self.unchanged} unchanged, "
             f"{missing} without a grade; median {middle:g}/{top:g}; {flagged} timed out, "

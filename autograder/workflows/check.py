@@ -7,7 +7,9 @@ reference; every known mistake loses points on the function it breaks, and only 
 a function the suite grades together with it); every "also correct" form gets full marks; the
 feedback on every mistake names it (alone, on a test of the function it breaks); every hidden
 test is failed by at least one known mistake; and no quiz answer is printed in what students
-get. It prints a table of mistakes against the tests that caught them.
+get. It prints a table of mistakes against the tests that caught them, and, after every
+assignment, one summary table (assignment, result, what failed, seconds). The tables are plain
+aligned text rather than rich's boxes: a CI log keeps them, and each line greps on its own.
 """
 
 from __future__ import annotations
@@ -19,7 +21,9 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from pathlib import Path
 
 from autograder.course import leaks
@@ -245,15 +249,98 @@ def digest(parts: list[tuple[str, str]]) -> str:
     return hashed.hexdigest()
 
 
+@dataclass
+class Outcome:
+    """One assignment's check, for the summary table."""
+
+    slug: str
+    failures: list[str]
+    seconds: float
+
+    @property
+    def ok(self) -> bool:
+        return not self.failures
+
+
+def check_one(
+    assignment: Assignment,
+    sandbox: Sandbox,
+    say: Callable[[str], None] = print,
+) -> Outcome:
+    start = time.monotonic()
+    checker = Checker(assignment, sandbox, say)
+    ok = checker.run()
+    say(f"{assignment.slug}: {'OK' if ok else f'{len(checker.failures)} problem(s)'}\n")
+    return Outcome(assignment.slug, checker.failures, time.monotonic() - start)
+
+
 def check(
     assignment: Assignment,
     sandbox: Sandbox,
     say: Callable[[str], None] = print,
 ) -> bool:
-    checker = Checker(assignment, sandbox, say)
-    ok = checker.run()
-    say(f"{assignment.slug}: {'OK' if ok else f'{len(checker.failures)} problem(s)'}\n")
-    return ok
+    return check_one(assignment, sandbox, say).ok
+
+
+def check_all(
+    assignments: Iterable[Assignment],
+    sandbox: Sandbox,
+    say: Callable[[str], None] = print,
+    quiet: bool = False,
+) -> list[Outcome]:
+    """Check each assignment, then print the summary table. Quiet: only the failures (each
+    named with its assignment, as soon as that assignment is done) and the table."""
+    outcomes = []
+    for assignment in assignments:
+        outcome = check_one(assignment, sandbox, (lambda line: None) if quiet else say)
+        if quiet:
+            for failure in outcome.failures:
+                say(f"FAIL {outcome.slug}: {failure}")
+        outcomes.append(outcome)
+    for line in summary_table(outcomes):
+        say(line)
+    return outcomes
+
+
+WHAT_FAILED_WIDTH = 70  # the table stays readable in a terminal; the details are above it
+
+
+def what_failed(outcome: Outcome) -> str:
+    if outcome.ok:
+        return ""
+    first = outcome.failures[0].split(": ", 1)[0]
+    more = len(outcome.failures) - 1
+    text = first + (f" (and {more} more)" if more else "")
+    return text if len(text) <= WHAT_FAILED_WIDTH else text[: WHAT_FAILED_WIDTH - 3] + "..."
+
+
+def summary_table(outcomes: list[Outcome]) -> list[str]:
+    """Assignment, result, what failed, seconds: one aligned row per assignment, and a total."""
+    header = ("assignment", "result", "what failed", "seconds")
+    rows = [
+        (o.slug, "ok" if o.ok else "FAIL", what_failed(o), f"{o.seconds:.1f}") for o in outcomes
+    ]
+    failed_count = sum(not o.ok for o in outcomes)
+    total = sum(o.seconds for o in outcomes)
+    rows.append(
+        ("(all)", "FAIL" if failed_count else "ok", f"{failed_count} failed", f"{total:.1f}")
+    )
+    widths = [max(len(row[i]) for row in [header, *rows]) for i in range(3)]
+
+    def line(row: tuple[str, str, str, str]) -> str:
+        cells = [f"{cell:<{width}}" for cell, width in zip(row[:3], widths, strict=True)]
+        return "  ".join([*cells, f"{row[3]:>7}"]).rstrip()
+
+    rule = "  ".join(["-" * w for w in widths] + ["-" * 7])
+    return [
+        "",
+        "summary:",
+        line(header),
+        rule,
+        *[line(row) for row in rows[:-1]],
+        rule,
+        line(rows[-1]),
+    ]
 
 
 def failed(result: Result, test_id: str) -> bool:

@@ -100,10 +100,16 @@ def grade_notebook(assignment: Assignment, notebook: Path, sandbox: Sandbox) -> 
 
 
 def autograde(
-    course: Path, slug: str, student: str | None = None, allow_weak: bool = False
+    course: Path,
+    slug: str,
+    student: str | None = None,
+    allow_weak: bool = False,
+    root: Path | str | None = None,
 ) -> dict[str, Result]:
+    """Grade the nbgrader COURSE's submissions of SLUG; ``root`` holds reference/ (and
+    assignments/) when it is not the installed course material."""
     course = Path(course)
-    assignment = Assignment.load(slug)
+    assignment = Assignment.load(slug, root)
     source_file = course / "source" / slug / f"{slug}.ipynb"
     if not source_file.is_file():
         raise UsageError(f"{source_file} not found: run `autograder nbgrader build` first")

@@ -166,9 +166,30 @@ def notebook(assignment: Assignment) -> dict[str, Any]:
     }
 
 
-def config(slugs: list[str]) -> str:
-    """nbgrader_config.py, with every trap of nbgrader's defaults closed (see the README)."""
-    exclude = {slug: [ANSWERS] for slug in slugs}
+EXCLUDE_SETTING = "c.Autograde.exclude_overwriting"
+
+
+def built_exclusions(config_file: Path) -> dict[str, list[str]]:
+    """``exclude_overwriting`` of a course built before, read as data (never run): a build of
+    one assignment must keep every other assignment's answer sheet safe."""
+    if not config_file.is_file():
+        return {}
+    for node in ast.walk(ast.parse(config_file.read_text())):
+        if isinstance(node, ast.Assign) and any(
+            ast.unparse(target) == EXCLUDE_SETTING for target in node.targets
+        ):
+            found = ast.literal_eval(node.value)
+            return {str(slug): [str(name) for name in names] for slug, names in found.items()}
+    return {}
+
+
+def config(slugs: list[str], kept: dict[str, list[str]] | None = None) -> str:
+    """nbgrader_config.py, with every trap of nbgrader's defaults closed (see the README);
+    ``kept``: the exclusions of assignments built before, merged with these."""
+    exclude = dict(kept or {})
+    for slug in slugs:
+        exclude[slug] = sorted({*exclude.get(slug, []), ANSWERS})
+    exclude = dict(sorted(exclude.items()))
     return f'''"""nbgrader's settings, written by `autograder nbgrader build`: rebuild, not edit."""
 
 import warnings
@@ -186,7 +207,7 @@ def default(cls, name):
 
 
 # The student's answer sheet is theirs: never overwrite it with the blank one from source/.
-c.Autograde.exclude_overwriting = {exclude!r}
+{EXCLUDE_SETTING} = {exclude!r}
 # Deleted test cells come back (and are graded) instead of silently scoring nothing.
 c.OverwriteCells.add_missing_cells = True
 # A kernel that dies or hangs in one cell is restarted; the rest of the notebook still runs.
@@ -209,15 +230,17 @@ warnings.filterwarnings("ignore", message=".*not in session")
 
 
 def build(course: Path, assignments: list[Assignment]) -> list[Path]:
-    """Write the course; return the files written."""
+    """Write the course (or add to it: the assignments built before keep their settings);
+    return the files written."""
     written = []
+    kept = built_exclusions(course / "nbgrader_config.py")
 
     def write(path: Path, text: str) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text)
         written.append(path)
 
-    write(course / "nbgrader_config.py", config([a.slug for a in assignments]))
+    write(course / "nbgrader_config.py", config([a.slug for a in assignments], kept))
     for assignment in assignments:
         folder = course / "source" / assignment.slug
         nb = json.dumps(notebook(assignment), indent=1) + "\n"

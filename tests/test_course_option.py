@@ -1,0 +1,76 @@
+"""`--course COURSE_DIR` reaches every command that reads an assignment's reference or
+starter; the commands that read only a batch folder (or nothing of a course) do without."""
+
+import argparse
+import shutil
+
+import pytest
+
+from autograder.cli import main, parser
+from autograder.course.assignment import Assignment, find_root
+from autograder.errors import UsageError
+
+SLUG = "masks-and-heads"
+# They read a batch folder's results (and the suite's catalogue, shipped in the package),
+# a roster, or the machine: never a course's reference/ or assignments/.
+WITHOUT_COURSE = {"doctor", "collect", "merge", "report", "publish"}
+
+
+def commands(top: argparse.ArgumentParser, prefix: str = "") -> dict[str, argparse.ArgumentParser]:
+    """Every leaf command, e.g. "grade" and "nbgrader build", with its parser."""
+    found: dict[str, argparse.ArgumentParser] = {}
+    for action in top._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                found |= commands(sub, f"{prefix}{name} ") or {f"{prefix}{name}": sub}
+    return found
+
+
+def test_every_command_that_reads_a_course_takes_course():
+    found = commands(parser())
+    assert WITHOUT_COURSE.issubset(found)
+    for name, sub in found.items():
+        options = {o for a in sub._actions for o in a.option_strings}
+        assert ("--course" in options) == (name not in WITHOUT_COURSE), name
+
+
+@pytest.fixture
+def loaded_from(monkeypatch):
+    """Assignment.load stops the command at once, saying which course folder it was given."""
+
+    def load(cls, slug, root=None, **_):
+        raise UsageError(f"loaded {slug} from {root}")
+
+    monkeypatch.setattr(Assignment, "load", classmethod(load))
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["grade", SLUG],
+        ["check", SLUG],
+        ["generate", SLUG],
+        ["release", SLUG, "OUT"],
+        ["export", "gradescope", SLUG, "OUT.zip"],
+        ["export", "classroom50", SLUG, "OUT"],
+        ["nbgrader", "build", "NB", SLUG],
+        ["nbgrader", "autograde", "NB", SLUG],
+        ["grade-batch", SLUG, "SUBMISSIONS", "--out", "OUT"],
+    ],
+    ids=" ".join,
+)
+def test_the_course_reaches_the_assignment(loaded_from, tmp_path, capsys, argv):
+    if argv[:2] == ["nbgrader", "autograde"]:
+        pytest.importorskip("nbgrader")
+    assert main([*argv, "--course", str(tmp_path)]) == 2
+    assert f"loaded {SLUG} from {tmp_path}" in capsys.readouterr().err
+
+
+def test_release_writes_the_handout_of_the_course_given(tmp_path):
+    course = tmp_path / "course"
+    for folder in ("assignments", "reference"):
+        shutil.copytree(find_root() / folder / SLUG, course / folder / SLUG)
+    handout = course / "assignments" / SLUG / "README.md"
+    handout.write_text(handout.read_text() + "\nThis term's handout.\n")
+    assert main(["release", SLUG, str(tmp_path / "template"), "--course", str(course)]) == 0
+    assert "This term's handout." in (tmp_path / "template" / "README.md").read_text()
