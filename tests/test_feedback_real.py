@@ -153,3 +153,74 @@ def test_axis_names_are_pluralised_in_plain_english():
         "entries",
         "queries",
     )
+
+
+# -- generic error shapes, each the reference with one change ---------------------------------
+
+
+def causes(result) -> str:
+    return "\n".join(t.cause for t in result.tests if not t.passed)
+
+
+LARGE_NEGATIVE_FILL = {
+    "masks-and-heads": (
+        "scores = np.where(mask, scores, -np.inf)",
+        "scores = np.where(mask, scores, -1e9)",
+    ),
+    "padding-and-batches": (
+        "scores = np.where(mask, scores, -np.inf)",
+        "scores = np.where(mask, scores, -1e9)",
+    ),
+}
+
+
+@pytest.mark.parametrize("slug", sorted(LARGE_NEGATIVE_FILL))
+def test_a_large_negative_fill_without_a_guard_is_named(graded, slug):
+    result = graded(slug, edited(slug, LARGE_NEGATIVE_FILL[slug]))
+    assert "a large negative fill instead of -inf" in causes(result)
+
+
+def test_two_exchanged_arguments_are_named(graded):
+    keys_for_values = ("for W in (Wq, Wk, Wv)", "for W in (Wq, Wv, Wk)")
+    result = graded("masks-and-heads", edited("masks-and-heads", keys_for_values))
+    assert "the expected one with Wk and Wv exchanged" in causes(result)
+
+
+def test_masks_joined_with_maximum_are_named(graded):
+    maximum = ("return real_keys & order", "return np.maximum(real_keys, order)")
+    result = graded("padding-and-batches", edited("padding-and-batches", maximum))
+    said = causes(result)
+    assert "combined with 'or' (np.maximum or |) instead of 'and' (&)" in said
+
+
+NORMALISED_EVERY_STEP = (
+    "    acc_new = alpha[:, None] * acc + p @ V_block\n",
+    "    acc_new = (alpha[:, None] * l[:, None] * acc + p @ V_block) / l_new[:, None]\n",
+)
+
+
+def test_an_accumulator_normalised_at_every_step_is_named(graded):
+    result = graded("flash-attention", edited("flash-attention", NORMALISED_EVERY_STEP))
+    update = [t for t in result.tests if t.checks == "online_softmax_update" and not t.passed]
+    assert any(
+        "each row of your result is the expected row divided by its own" in t.cause
+        and "did you normalise at every step" in t.cause
+        for t in update
+    )
+    assert any(t.cause.startswith("the acc (value 2)") for t in update)
+
+
+NUMPY_WORDS = re.compile(r"gufunc|operands could not be broadcast|core dimension")
+
+
+def test_a_numpy_shape_error_is_told_in_the_students_terms(graded):
+    keys_first = ("scores = Q @ K.T / np.sqrt(d_k)", "scores = K @ Q.T / np.sqrt(d_k)")
+    result = graded("masks-and-heads", edited("masks-and-heads", keys_first))
+    text = report.student_text(result)
+    assert not NUMPY_WORDS.search(text), text
+    told = [t for t in result.tests if "`scores = np.where(mask, scores, -np.inf)`" in t.message]
+    assert told, text
+    assert any(
+        re.search(r"scores is (\d)×(\d) where the handout's is \2×\1", t.cause) for t in told
+    )
+    assert "with Q and K exchanged" in summary_line(text, "masked_attention")

@@ -12,6 +12,8 @@ equals what a catalogued mistake produces on the same input, names that mistake.
 from __future__ import annotations
 
 import contextlib
+import inspect
+import itertools
 import tracemalloc
 import types
 import warnings
@@ -20,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from autograder.engine import context
+from autograder.engine import context, numpy_errors
 from autograder.engine.compare import (
     ATOL,
     RTOL,
@@ -246,10 +248,92 @@ def failure(
             detail, cause = cascade(call.function, culprits)
             return Feedback(detail, diagnose(got), cause=cause, blame=culprits)
     mistakes = diagnose(got)
-    shape = error_shape(got, want, rtol, atol, values) if want is not None else None
-    if shape and not mistakes:
-        return Feedback(detail, cause=shape)
-    return Feedback(detail, mistakes)
+    if mistakes:
+        return Feedback(detail, mistakes)
+    found = variation(ctx, call, got) if ctx is not None and call is not None else None
+    if want is not None and not found:
+        found = error_shape(got, want, rtol, atol, values)
+    return Feedback(detail, cause=found or "")
+
+
+# -- generic variations of the reference ------------------------------------------------------
+
+
+def variation(ctx: context.GradingContext, call: Call, got: Any) -> str | None:
+    """The student's value as a generic variation of the reference gives it on the same call:
+    two same-shaped arguments exchanged, or conditions joined with 'or' where the reference
+    joins them with 'and'. Like a catalogued mistake, each is confirmed by a replay."""
+    if not values_in(got):
+        return None  # None, or something of the wrong type: nothing a variation explains
+    try:
+        expected = replay(ctx, ctx.reference, call)
+    except Exception:
+        return None
+    for probe in (swapped_arguments, or_for_and):
+        found = probe(ctx, call, got, expected)
+        if found:
+            return found
+    return None
+
+
+def values_in(got: Any) -> bool:
+    if isinstance(got, tuple | list):
+        return bool(got) and all(values_in(g) for g in got)
+    return isinstance(got, np.ndarray) and got.dtype.kind in "biuf" and got.size > 0
+
+
+def swapped_arguments(
+    ctx: context.GradingContext, call: Call, got: Any, expected: Any
+) -> str | None:
+    """Whether exchanging two same-shaped array arguments of the call gives ``got``."""
+    if call.target is not None or call.op != "call" or call.kwargs:
+        return None
+    names = parameter_names(ctx.reference, call.function)
+    arrays = [i for i, a in enumerate(call.args) if isinstance(a, np.ndarray)]
+    for i, j in itertools.combinations(arrays, 2):
+        a, b = call.args[i], call.args[j]
+        if a.shape != b.shape or np.array_equal(a, b) or max(i, j) >= len(names):
+            continue
+        args = list(call.args)
+        args[i], args[j] = b, a
+        exchanged = Call(call.function, tuple(args), {}, call.path, called=call.called)
+        if replays_to(ctx, ctx.reference, exchanged, got, expected):
+            return (
+                f"your result is the expected one with {names[i]} and {names[j]} exchanged: "
+                f"somewhere {names[i]} is used where {names[j]} should be, and the other way "
+                "round"
+            )
+    return None
+
+
+def or_for_and(ctx: context.GradingContext, call: Call, got: Any, expected: Any) -> str | None:
+    """Whether the reference with every 'and' of arrays (``&``) read as 'or' gives ``got``:
+    masks combined with np.maximum or ``|``, where a position must pass both."""
+    module = ctx.diagnoser.or_for_and
+    if module is None or not replays_to(ctx, module, call, got, expected):
+        return None
+    return (
+        "your mask allows a position when either condition allows it, where both must: the "
+        "masks are combined with 'or' (np.maximum or |) instead of 'and' (&)"
+    )
+
+
+def replays_to(
+    ctx: context.GradingContext, module: types.ModuleType, call: Call, got: Any, expected: Any
+) -> bool:
+    try:
+        with quiet():
+            candidate = replay(ctx, module, call)
+    except Exception:
+        return False
+    return matches(got, candidate) and not matches(candidate, expected)
+
+
+def parameter_names(module: types.ModuleType, function: str) -> list[str]:
+    try:
+        return list(inspect.signature(getattr(module, function)).parameters)
+    except (AttributeError, TypeError, ValueError):
+        return []
 
 
 def same_value(got: Any, replayed: Any) -> bool:
@@ -354,7 +438,10 @@ def reattribute(error: BaseException) -> BaseException:
 
     culprits = at_fault(ctx, call, same)
     if not culprits:
-        return error
+        told = numpy_errors.explain(error, lambda: replay(ctx, ctx.reference, call))
+        if told is None:
+            return error
+        return Feedback(told[0], cause=told[1], outcome=error.outcome)
     detail, cause = cascade(call.function, culprits)
     return Feedback(detail, cause=cause, blame=culprits, outcome=error.outcome)
 

@@ -287,6 +287,13 @@ class Diagnoser:
     def module(self, variant: Variant) -> types.ModuleType:
         return self.catalogue.module(variant, self.reference_source)
 
+    @functools.cached_property
+    def or_for_and(self) -> types.ModuleType | None:
+        """The reference with every ``&`` (and ``np.logical_and``) read as ``|``, built once;
+        None when the reference joins no conditions with 'and'."""
+        source = and_to_or(self.reference_source)
+        return module_from_source(source, "reference, or for and") if source else None
+
     @staticmethod
     def run(module: types.ModuleType, function: str, args: tuple, kwargs: dict) -> Any:
         """``module.function(*args, **kwargs)`` on copies, with warnings silenced."""
@@ -295,3 +302,28 @@ class Diagnoser:
         with warnings.catch_warnings(), np.errstate(all="ignore"):
             warnings.simplefilter("ignore")
             return call(*copies, **kwargs)
+
+
+class AndToOr(ast.NodeTransformer):
+    """``a & b`` becomes ``a | b``, ``a &= b`` becomes ``a |= b``, and ``logical_and`` becomes
+    ``logical_or``; ``changed`` says whether there was any."""
+
+    changed = False
+
+    def visit_BitAnd(self, node: ast.BitAnd) -> ast.AST:
+        self.changed = True
+        return ast.BitOr()
+
+    def visit_Attribute(self, node: ast.Attribute) -> ast.AST:
+        self.generic_visit(node)
+        if node.attr == "logical_and":
+            self.changed = True
+            node.attr = "logical_or"
+        return node
+
+
+def and_to_or(source: str) -> str | None:
+    """The source with 'and' of arrays read as 'or', or None when it has none."""
+    transformer = AndToOr()
+    tree = transformer.visit(ast.parse(source))
+    return ast.unparse(tree) if transformer.changed else None

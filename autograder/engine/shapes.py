@@ -214,12 +214,66 @@ def name_factor(factor: float) -> str:
     return ""
 
 
+def rows_of(array: np.ndarray) -> np.ndarray:
+    """The array as a stack of rows along its last axis, in float64."""
+    return array.astype(np.float64).reshape(-1, array.shape[-1])
+
+
+def uniform_where_masked(got: np.ndarray, want: np.ndarray, rtol: float, atol: float) -> str | None:
+    """Rows of equal weights (1/n each) where the expected row is all 0, every other row
+    right: a fully masked row filled with a large negative number, whose softmax is uniform."""
+    if got.shape != want.shape or got.ndim < 2 or got.dtype == bool or want.dtype == bool:
+        return None
+    g, w = rows_of(got), rows_of(want)
+    if not (np.all(np.isfinite(g)) and np.all(np.isfinite(w))):
+        return None
+    n = g.shape[-1]
+    empty = ~w.any(axis=-1)
+    uniform = np.isclose(g, 1 / n, rtol, atol).all(axis=-1)
+    odd = empty & uniform
+    others = ~odd
+    if n < 2 or not odd.any() or not matches(g[others], w[others], rtol, atol):
+        return None
+    count = int(odd.sum())
+    are = "are" if count > 1 else "is"
+    return (
+        f"{plural('row', count)} {spans(np.flatnonzero(odd))} of your result {are} uniform "
+        f"(every weight 1/{n}) where {'they' if count > 1 else 'it'} should be all 0: a large "
+        "negative fill instead of -inf, with no guard for a row whose keys are all masked?"
+    )
+
+
+def per_row_factor(got: np.ndarray, want: np.ndarray, rtol: float, atol: float) -> str | None:
+    """Each row off by a factor of its own (the same factor along the row, different from
+    row to row): a row divided by its own sum where the expected row is not, or the reverse."""
+    if got.shape != want.shape or got.ndim < 2 or got.shape[-1] < 2:
+        return None
+    if got.dtype == bool or want.dtype == bool:
+        return None
+    g, w = rows_of(got), rows_of(want)
+    if not (np.all(np.isfinite(g)) and np.all(np.isfinite(w))) or not w.any(axis=-1).all():
+        return None
+    factors = np.einsum("ij,ij->i", g, w) / np.einsum("ij,ij->i", w, w)
+    if np.allclose(factors, factors[0], rtol=1e-6) or not np.all(factors > 0):
+        return None  # one factor for all: ``scaled`` says it; a sign is another story
+    if not matches(g, factors[:, None] * w, rtol, atol):
+        return None
+    shown = ", ".join(f"row {i} by {1 / f:.3g}" for i, f in enumerate(factors[:3]))
+    more = ", ..." if len(factors) > 3 else ""
+    return (
+        f"each row of your result is the expected row divided by its own number ({shown}"
+        f"{more}): did you normalise at every step, where the expected rows are not?"
+    )
+
+
 PROBES: list[Callable[[np.ndarray, np.ndarray, float, float], str | None]] = [
     not_finite_rows,
     inverted,
+    uniform_where_masked,
     zeros,
     transposed,
     axes_reordered,
     permuted,
     scaled,
+    per_row_factor,
 ]

@@ -33,6 +33,10 @@ class StudentRaised(StudentProblem):
         mro = error.get("mro")
         self.mro = [text(n, 100) for n in mro[:20]] if isinstance(mro, list) else []
         self.detail = text(error.get("message", ""))
+        self.where = location(error.get("where"), "line {1} of {0}, in {2}")
+        self.frame = location(error.get("where"), "{2}")  # the function the line is in
+        self.line = text(error.get("line", ""), 300)
+        self.shapes = shapes_of(error.get("shapes"))
         at = location(error.get("where"), " (at {0}, line {1}, in {2})")
         if self.type_name == "NotImplementedError":
             message = f"{function} is not implemented yet: it raises NotImplementedError{at}."
@@ -101,6 +105,18 @@ def crashed_at_import(filename: str, problem: StudentProblem) -> StudentImportFa
         "Code at the top level of a module must not exit or crash.",
         problem.output,
     )
+
+
+def shapes_of(value: Any) -> dict[str, tuple[int, ...]]:
+    """The worker's {name: shape} of the arrays on the failing line, checked (untrusted)."""
+    if not isinstance(value, dict):
+        return {}
+    found = {}
+    for name, shape in list(value.items())[:30]:
+        dims = shape if isinstance(shape, list) and len(shape) <= 8 else [-1]
+        if isinstance(name, str) and all(isinstance(n, int) and 0 <= n < 1 << 40 for n in dims):
+            found[name[:50]] = tuple(dims)
+    return found
 
 
 def location(where: Any, template: str) -> str:

@@ -11,6 +11,7 @@ Nothing that runs here can change a score: replies are plain data that the grade
 """
 
 import io
+import linecache
 import os
 import sys
 import time
@@ -108,15 +109,37 @@ def describe(error, submission):
         message = str(error)[:2000]
     except Exception:
         message = "(the exception's message could not be shown)"
-    where = None
+    where, line, shapes = None, "", {}
     if isinstance(error, SyntaxError) and error.filename:
         where = [os.path.basename(error.filename), error.lineno or 0, "<module>"]
     else:
-        for frame in traceback.extract_tb(error.__traceback__):
-            if frame.filename.startswith(submission):
-                where = [os.path.basename(frame.filename), frame.lineno or 0, frame.name]
+        for frame, lineno in traceback.walk_tb(error.__traceback__):
+            if frame.f_code.co_filename.startswith(submission):
+                code = frame.f_code
+                where = [os.path.basename(code.co_filename), lineno or 0, code.co_name]
+                line = linecache.getline(code.co_filename, lineno).strip()[:300]
+                shapes = array_shapes(frame.f_locals)
     names = [cls.__name__ for cls in type(error).__mro__][:20]
-    return {"type": names[0], "mro": names, "message": message, "where": where}
+    return {
+        "type": names[0],
+        "mro": names,
+        "message": message,
+        "where": where,
+        "line": line,
+        "shapes": shapes,
+    }
+
+
+def array_shapes(names):
+    """The shapes of the arrays among a frame's local names, so that a shape error can be
+    told in the student's terms (which array had which shape on the line that failed)."""
+    import numpy as np  # loaded already, by wire
+
+    found = {}
+    for name, value in list(names.items())[:200]:
+        if isinstance(value, np.ndarray) and isinstance(name, str) and len(found) < 30:
+            found[name[:50]] = [int(n) for n in value.shape[:8]]
+    return found
 
 
 CALLED: set[str] = set()  # the student's own functions and methods run during the current request
