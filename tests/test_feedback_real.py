@@ -5,6 +5,7 @@ import functools
 import re
 import shutil
 
+import numpy as np
 import pytest
 
 from autograder import report
@@ -224,3 +225,74 @@ def test_a_numpy_shape_error_is_told_in_the_students_terms(graded):
         re.search(r"scores is (\d)×(\d) where the handout's is \2×\1", t.cause) for t in told
     )
     assert "with Q and K exchanged" in summary_line(text, "masked_attention")
+
+
+# -- each returned value judged on its own; one screen; nothing internal ----------------------
+
+NO_LSE = ("    return acc / l[:, None], m + np.log(l)\n", "    return acc / l[:, None], None\n")
+
+
+def test_a_missing_lse_costs_only_the_tests_of_lse(graded):
+    result = graded("flash-attention", edited("flash-attention", NO_LSE))
+    text = report.student_text(result)
+    chunked = [t for t in result.tests if t.checks == "chunked_attention"]
+    failed = {t.id for t in chunked if not t.passed}
+    assert failed <= {"test_chunked_lse", "test_chunked_large_logits"}, failed
+    assert all(t.passed for t in chunked if "memory" in t.id)
+    assert "not judged" not in text
+    assert text.count("Did you forget a return statement?") <= 2
+
+
+def test_the_memory_tests_never_point_at_tests_above():
+    source = Assignment.load("flash-attention").suite / "test_hidden.py"
+    assert "the tests above" not in source.read_text()
+
+
+ONE_SCREEN = 60  # lines
+
+
+@pytest.mark.parametrize(
+    "slug, change",
+    [
+        ("flash-attention", NORMALISED_EVERY_STEP),
+        ("masks-and-heads", ("scores = Q @ K.T / np.sqrt(d_k)", "scores = K @ Q.T / np.sqrt(d_k)")),
+        ("padding-and-batches", INT_PADDING),
+    ],
+)
+def test_a_whole_report_of_a_bad_submission_fits_on_one_screen(graded, slug, change):
+    text = report.student_text(graded(slug, edited(slug, change)))
+    assert len(text.splitlines()) <= ONE_SCREEN, text
+
+
+def test_no_object_of_the_students_reaches_them_as_an_internal_type(graded):
+    no_divisibility_check = (
+        "        if n_embed % n_head != 0:\n",
+        "        if False:\n",
+    )
+    slug = "causal-self-attention"
+    result = graded(slug, edited(slug, no_divisibility_check))
+    text = report.student_text(result)
+    assert "instead of raising ValueError" in text
+    assert not INTERNAL.search(text), text
+
+
+def every_shape_text():
+    """What each generic error shape says, each on an array made to show it."""
+    from autograder.engine import shapes
+
+    w = np.array([[0.2, 0.8, 0.0], [0.0, 0.0, 0.0], [0.5, 0.25, 0.25]])
+    uniform = w.copy()
+    uniform[1] = 1 / 3
+    out = np.arange(1.0, 13.0).reshape(4, 3)
+    yield shapes.uniform_where_masked(uniform, w, 1e-5, 1e-7)
+    yield shapes.per_row_factor(out / np.array([[2.0], [3.0], [4.0], [5.0]]), out, 1e-5, 1e-7)
+    yield shapes.scaled(out * 8, out, 1e-5, 1e-7)
+    yield shapes.transposed(out[:3].T, out[:3], 1e-5, 1e-7)
+    yield shapes.zeros(np.zeros_like(out), out, 1e-5, 1e-7)
+
+
+def test_no_error_shape_says_anything_internal():
+    texts = list(every_shape_text())
+    assert all(texts), texts  # each array shows its shape
+    for text in texts:
+        assert not INTERNAL.search(text), text

@@ -159,8 +159,11 @@ def test_update_masked_row(student, reference, rng):
 
 
 def expect_chunked(student, reference, Q, K, V, **kwargs):
-    got = student.chunked_attention(Q, K, V, **kwargs)
-    expect(got, reference.chunked_attention(Q, K, V, **kwargs), **CHUNKED_TOLERANCE)
+    """The output judged on its own: lse has its own test (the handout: "lse on its own"),
+    so a wrong or missing lse costs that test, not every test of the output."""
+    output, _ = parts(student.chunked_attention(Q, K, V, **kwargs), "output", "lse")
+    want, _ = reference.chunked_attention(Q, K, V, **kwargs)
+    expect(output, want, **CHUNKED_TOLERANCE)
 
 
 @points(4, checks="chunked_attention")
@@ -248,19 +251,19 @@ def expect_small_peak(student, reference, rng, causal):
     with measure_memory() as memory:
         got = student.chunked_attention(Q, K, V, block_size=BIG_BLOCK, causal=causal)
     output, lse = parts(got, "output", "lse")
-    want_output, want_lse = reference.chunked_attention(
-        Q, K, V, block_size=BIG_BLOCK, causal=causal
-    )
-    right = all(
-        isinstance(g, np.ndarray) and g.shape == w.shape and np.allclose(g, w, **CHUNKED_TOLERANCE)
-        for g, w in ((output, want_output), (lse, want_lse))
+    want_output, _ = reference.chunked_attention(Q, K, V, block_size=BIG_BLOCK, causal=causal)
+    right = (
+        isinstance(output, np.ndarray)
+        and output.shape == want_output.shape
+        and np.allclose(output, want_output, **CHUNKED_TOLERANCE)
     )
     # No diagnosis here: replaying every known mistake at this size would take minutes, and
-    # the tests on small inputs above already say what is wrong.
+    # the tests on small inputs already say what is wrong. Only the output is judged here:
+    # lse has its own test, and a wrong lse must not hide a right output's memory.
     check(
         right,
-        "at T = S = 4096 the output or lse is wrong (the tests above say how), so the "
-        "memory was not judged.",
+        "at T = S = 4096 the output is wrong (the other tests of chunked_attention say "
+        "how), so the memory was not judged.",
     )
     expect_peak_below(memory, BOUND, WHY_BOUND, suspects=MEMORY_MISTAKES)
 
