@@ -23,7 +23,7 @@ import html
 from collections import Counter
 from dataclasses import dataclass
 
-from autograder.result import Result, TestResult
+from autograder.result import Outcome, Result, TestResult
 from autograder.standalone.github import neutralise
 from autograder.text import listed
 
@@ -269,3 +269,44 @@ def instructor_text(result: Result) -> str:
 def summary(result: Result) -> str:
     """The instructor's terminal view: the student's feedback, then the instructor's notes."""
     return student_text(result) + "\n" + instructor_text(result)
+
+
+# -- the commit comment (workflows/publish.py posts it) ----------------------------------------
+
+# The one outcome-to-words table: what each Outcome reads as, for a student.
+OUTCOME_WORDS = {
+    Outcome.PASSED: "passed",
+    Outcome.WRONG: "wrong result",
+    Outcome.RAISED: "raised an error",
+    Outcome.TIMEOUT: "timed out",
+    Outcome.CRASHED: "crashed",
+    Outcome.IMPORT: "could not be imported",
+    Outcome.MISSING: "function missing",
+    Outcome.INVALID_OUTPUT: "returned something unusable",
+    Outcome.NOT_ANSWERED: "not answered",
+    Outcome.ERROR: "could not be graded",
+}
+
+
+def commit_comment(result: Result, sha: str, hints: dict[str, str]) -> str:
+    """The Markdown a student reads under their graded commit: points per part and per test,
+    the outcome in words, and the names and hints of the known mistakes diagnosed. Never the
+    failure messages (they quote expected values), never a "why" meant for the instructor."""
+    lines = [
+        f"## {result.assignment or 'Assignment'}: {result.score:g}/{result.max_score:g} points",
+        "",
+        f"Graded commit `{sha[:12]}`, collected at the deadline. This is the grade "
+        "that counts; the checks in your own repository were practice.",
+        "",
+        "| part | test | points | result |",
+        "|---|---|---|---|",
+    ]
+    for test in result.tests:
+        outcome = OUTCOME_WORDS.get(Outcome(test.outcome), test.outcome)
+        name = neutralise(test.name).replace("|", "\\|")
+        lines.append(f"| {test.part} | {name} | {test.score:g}/{test.max_score:g} | {outcome} |")
+    found = sorted({m for t in result.tests for m in t.mistakes})
+    if found:
+        lines += ["", "**What went wrong, we think:**", ""]
+        lines += [f"- `{name}`: {hints.get(name, '')}".rstrip(": ") for name in found]
+    return "\n".join(lines) + "\n"

@@ -9,9 +9,26 @@ from __future__ import annotations
 import json
 import os
 import tempfile
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
+from enum import StrEnum
 from pathlib import Path
 from typing import Any
+
+
+class Outcome(StrEnum):
+    """How one test ended. A str, so stored results and comparisons read as plain words; the
+    words a person reads for each are in report.py (OUTCOME_WORDS)."""
+
+    PASSED = "passed"
+    WRONG = "wrong"
+    NOT_ANSWERED = "not-answered"
+    RAISED = "raised"
+    TIMEOUT = "timeout"
+    CRASHED = "crashed"
+    MISSING = "missing"
+    IMPORT = "import"
+    INVALID_OUTPUT = "invalid-output"
+    ERROR = "error"
 
 
 @dataclass
@@ -32,7 +49,11 @@ class TestResult:
 
     @property
     def passed(self) -> bool:
-        return self.outcome == "passed"
+        return self.outcome == Outcome.PASSED
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> TestResult:
+        return cls(**{f.name: data[f.name] for f in fields(cls) if f.name in data})
 
 
 @dataclass
@@ -60,6 +81,14 @@ class Result:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self) | {"score": self.score, "max_score": self.max_score}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Result:
+        """The Result that ``to_dict`` wrote (score and max_score are derived, not read)."""
+        known = {f.name for f in fields(cls)} - {"tests"}
+        result = cls(**{k: v for k, v in data.items() if k in known})
+        result.tests = [TestResult.from_dict(t) for t in data.get("tests", [])]
+        return result
 
 
 def write_json(path: Path, data: dict[str, Any]) -> None:

@@ -20,9 +20,12 @@ from hostile import SLUG
 from autograder.cli import main
 from autograder.course.assignment import Assignment
 from autograder.engine.grading import grade
+from autograder.platforms.gradescope import gradescope
 from autograder.platforms.nbgrader import notebook
+from autograder.result import Result, TestResult
 from autograder.sandbox.layers import Sandbox
 from autograder.workflows import batch
+from autograder.workflows.records import Record, load_record
 
 ROOT = Path(__file__).parents[1]
 SCHEMA = json.loads((ROOT / "autograder" / "schemas" / "gradescope-results.json").read_text())
@@ -41,8 +44,10 @@ def rows(out: Path) -> list[dict[str, str]]:
         return list(csv.DictReader(f))
 
 
-def record(out: Path, student: str) -> dict:
-    return json.loads((out / student / "results.json").read_text())
+def record(out: Path, student: str) -> Record:
+    found = load_record(out, student)
+    assert found is not None, f"no stored record for {student}"
+    return found
 
 
 def test_batch_scores_equal_grading_each_alone(dozen):
@@ -51,22 +56,22 @@ def test_batch_scores_equal_grading_each_alone(dozen):
     for student in STUDENTS:
         alone = grade(assignment, folder / student, box)
         batched = record(out, student)
-        assert batched["score"] == alone.score, student
-        assert {t["extra_data"]["id"]: t["score"] for t in batched["tests"]} == {
-            t.id: t.score for t in alone.tests
-        }, student
+        assert batched.score == alone.score, student
+        assert {t.id: t.score for t in batched.tests} == {t.id: t.score for t in alone.tests}
 
 
-def test_results_json_per_student_is_valid_and_records_the_batch(dozen):
+def test_results_json_per_student_is_the_canonical_result_and_records_the_batch(dozen):
     _, out = dozen
     grader = batch.grader_version(Assignment.load(SLUG))
     for student in STUDENTS:
-        data = record(out, student)
-        jsonschema.validate({k: v for k, v in data.items()}, SCHEMA)
-        meta = data["extra_data"]["batch"]
-        assert meta["student"] == student and meta["status"] == "graded"
-        assert meta["grader_version"] == grader
-        assert meta["content_hash"] == batch.content_hash(dozen[0] / student)
+        data = json.loads((out / student / "results.json").read_text())
+        stored = Record.from_dict(data)
+        assert stored.to_dict() == data  # read back whole: the canonical Result, not a platform's
+        assert stored.result is not None
+        jsonschema.validate(gradescope(stored.result), SCHEMA)  # every adapter still reads it
+        assert stored.student == student and stored.status == "graded"
+        assert stored.grader_version == grader
+        assert stored.content_hash == batch.content_hash(dozen[0] / student)
 
 
 def test_scores_csv_columns_and_values(dozen):
@@ -77,7 +82,7 @@ def test_scores_csv_columns_and_values(dozen):
     assert header[-2:] == ["mistakes", "problems"]
     tests = header[7:-2]
     assert tests[0].startswith("part1:") and tests[-1].startswith("part2:")
-    assert len(tests) == len(record(out, "ada")["tests"])
+    assert len(tests) == len(record(out, "ada").tests)
     assert [r["login"] for r in table] == STUDENTS
     by = {r["login"]: r for r in table}
     assert (by["ada"]["total"], by["ada"]["part1"], by["ada"]["max_score"]) == ("100", "30", "100")
@@ -91,10 +96,9 @@ def test_scores_csv_columns_and_values(dozen):
     assert by["ada"]["problems"] == "" and by["ada"]["mistakes"] == ""
     for student in STUDENTS:  # every cell is the results.json's number
         data = record(out, student)
-        assert float(by[student]["total"]) == data["score"]
-        for test in data["tests"]:
-            column = f"{test['tags'][0]}:{test['extra_data']['id']}"
-            assert float(by[student][column]) == test["score"]
+        assert float(by[student]["total"]) == data.score
+        for test in data.tests:
+            assert float(by[student][f"{test.part}:{test.id}"]) == test.score
 
 
 def test_hostile_submissions_score_only_what_they_earn(dozen):
@@ -170,7 +174,7 @@ def test_an_interrupted_batch_resumes_to_the_same_result(dozen, tmp_path, how):
     assert tagged_processes(tag) == [], "the interrupted batch left processes behind"
     summary = batch.grade_batch(patient(), folder, out, say=lambda _: None)
     assert summary.unchanged == len(finished) and summary.graded == len(students) - len(finished)
-    expected = [batch.load_record(dozen[1], s) for s in students]
+    expected = [load_record(dozen[1], s) for s in students]
     fresh = tmp_path / "expected.csv"
     batch.write_scores(fresh, [r for r in expected if r])
     assert (out / "scores.csv").read_text() == fresh.read_text()
@@ -351,19 +355,16 @@ def test_nbgrader_submitted_notebooks_grade_as_their_files(tmp_path):
     batch.grade_batch(assignment, submitted, tmp_path / "out", jobs=2, say=lambda line: None)
     box = Sandbox.detect()
     for student in ("ada", "cy", "fay", "bo"):
-        record = json.loads((tmp_path / "out" / student / "results.json").read_text())
+        stored = record(tmp_path / "out", student)
         alone = grade(assignment, plain / student, box)
-        assert [t["score"] for t in record["tests"]] == [t.score for t in alone.tests], student
+        assert [t.score for t in stored.tests] == [t.score for t in alone.tests], student
     assert {p: p.read_bytes() for p in submitted.rglob("*") if p.is_file()} == before
 
 
-def summary_record(status: str, score: float = 0, outcome: str = "passed") -> dict:
-    tests = [{"extra_data": {"outcome": outcome}}] if status == "graded" else []
-    return {
-        "score": score,
-        "tests": tests,
-        "extra_data": {"max_score": 100, "batch": {"status": status}},
-    }
+def summary_record(status: str, score: float = 0, outcome: str = "passed") -> Record:
+    test = TestResult("t", "t", "part2", score, 100, outcome)
+    result = Result("a", "s", tests=[test]) if status == "graded" else None
+    return Record("s", status, result=result)
 
 
 def test_the_summary_line_has_the_true_median_and_counts_each_student_once():

@@ -14,7 +14,8 @@ import pytest
 from dozen import HOSTILE, MISTAKES, graded
 
 from autograder.cli import main
-from autograder.workflows import batch, classreport
+from autograder.workflows import classreport
+from autograder.workflows.records import Record, load_record
 
 matplotlib_image = pytest.importorskip("matplotlib.image")
 pytestmark = pytest.mark.timeout(900)  # shares the dozen's grading with test_batch
@@ -83,34 +84,31 @@ def test_html_is_one_offline_file_with_the_same_images(reported):
 def test_the_report_follows_the_data(dozen):
     """A class where everyone masks after the softmax: that mistake first, with every name;
     a class where all pass: every bar full, and the histogram moves to the top bin."""
-    records = [batch.load_record(dozen[1], s) for s in ["ada", *MISTAKES, *HOSTILE]]
-    everyone = copy.deepcopy([r for r in records if r])
+    records = [load_record(dozen[1], s) for s in ["ada", *MISTAKES, *HOSTILE]]
+    everyone = copy.deepcopy([r for r in records if r and r.graded])
     for record in everyone:
-        record["tests"][-1]["extra_data"]["mistakes"] = ["mask-after-softmax"]
+        record.tests[-1].mistakes = ["mask-after-softmax"]
     stats = stats_of(everyone)
     assert stats.mistakes[0] == (
         "mask-after-softmax",
-        sorted((batch.batch_meta(r)["student"] for r in everyone), key=str.casefold),
+        sorted((r.student for r in everyone), key=str.casefold),
     )
-    perfect = copy.deepcopy([r for r in records if r])
+    perfect = copy.deepcopy([r for r in records if r and r.graded])
     for record in perfect:
-        for test in record["tests"]:
-            test["score"], test["status"] = test["max_score"], "passed"
-        record["score"] = sum(t["score"] for t in record["tests"])
+        for test in record.tests:
+            test.score, test.outcome = test.max_score, "passed"
     stats = stats_of(perfect)
     assert all(rate.rate == 1 for rate in stats.rates) and stats.scores["total"] == [100] * 11
 
 
-def stats_of(records: list[dict]) -> classreport.ClassStats:
+def stats_of(records: list[Record]) -> classreport.ClassStats:
     import tempfile
 
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp)
         for record in records:
-            student = batch.batch_meta(record)["student"]
-            (out / student).mkdir()
-            (out / student / "results.json").write_text(json.dumps(record))
-        students = [batch.batch_meta(r)["student"] for r in records]
+            record.write(out)
+        students = [r.student for r in records]
         state = {"assignment": "masks-and-heads", "students": students}
         (out / "batch.json").write_text(json.dumps(state))
         stats = classreport.write(out)

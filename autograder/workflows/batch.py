@@ -42,14 +42,13 @@ from rich.progress import Progress as Bar
 from autograder import PACKAGE_DIR
 from autograder.course.assignment import Assignment
 from autograder.errors import SuiteError, UsageError
-from autograder.platforms.gradescope import gradescope, gradescope_failure
 from autograder.platforms.record import grade_for_record, policy
-from autograder.result import write_json
+from autograder.result import Result, TestResult, write_json
 from autograder.workflows.collect import MANIFEST, read_manifest
+from autograder.workflows.records import DONE, RESULTS, Record, load_record
 
 STATE = "batch.json"  # what this output folder holds: assignment, grader version, students
 SCORES = "scores.csv"
-RESULTS = "results.json"
 STUDENT_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@+-]{0,99}$")
 ATTEMPTS = 2  # a submission whose job process died this often is recorded as such
 
@@ -215,20 +214,11 @@ def check_output_folder(out: Path, slug: str) -> None:
         raise UsageError(f"{out} holds results for {state.get('assignment')!r}, not {slug!r}")
 
 
-def load_record(out: Path, student: str) -> dict[str, Any] | None:
-    try:
-        data = json.loads((Path(out) / student / RESULTS).read_text())
-        return data if isinstance(data.get("extra_data", {}).get("batch"), dict) else None
-    except (OSError, ValueError):
-        return None
-
-
-def is_current(record: dict[str, Any] | None, digest: str, grader: str) -> bool:
+def is_current(record: Record | None, digest: str, grader: str) -> bool:
     if record is None:
         return False
-    meta = record["extra_data"]["batch"]
-    done = meta.get("status") in ("graded", "missing", "empty", "failed")
-    return done and meta.get("content_hash") == digest and meta.get("grader_version") == grader
+    done = record.status in DONE
+    return done and record.content_hash == digest and record.grader_version == grader
 
 
 def remove_temporaries(out: Path) -> None:
@@ -262,14 +252,16 @@ def _start_job(assignment: Assignment, sandbox_mode: str) -> None:
     gc.freeze()  # what is loaded now lives all along; spare the collector from walking it
 
 
-def _grade(student: str, folder: str) -> tuple[str, dict[str, Any]]:
+def _grade(student: str, folder: str) -> tuple[str, dict[str, Any] | str]:
+    """(status, the Result as a dict) or (status, why there is none)."""
     try:
         result = grade_for_record(_job["assignment"], Path(folder), _job["sandbox"])
-        return "graded", gradescope(result)
+        return "graded", result.to_dict()
     except SuiteError as error:
-        return "suite-error", gradescope_failure(str(error))
+        return "suite-error", f"Grading could not run (not a problem with your work): {error}"
     except Exception as error:  # a grader fault: recorded, and retried on the next run
-        return "grader-error", gradescope_failure(f"{type(error).__name__}: {error}")
+        why = f"{type(error).__name__}: {error}"
+        return "grader-error", f"Grading could not run (not a problem with your work): {why}"
 
 
 def _job_main(connection: Connection, assignment: Assignment, sandbox_mode: str) -> None:
@@ -349,13 +341,13 @@ class Summary:
     graded: int  # graded in this run
     unchanged: int  # skipped: same content, same grader
     seconds: float
-    records: list[dict[str, Any]]
+    records: list[Record]
 
     def line(self) -> str:
-        graded = [r for r in self.records if batch_meta(r)["status"] == "graded"]
-        top = max((r["extra_data"].get("max_score", 0) for r in self.records), default=0)
+        graded = [r for r in self.records if r.graded]
+        top = max((r.max_score for r in self.records), default=0)
         per = f", {self.seconds / self.graded:.2f} s per submission" if self.graded else ""
-        middle = statistics.median(r["score"] for r in graded) if graded else 0
+        middle = statistics.median(r.score for r in graded) if graded else 0
         # Each student once: one without a grade is not also counted as a graded one that
         # timed out, crashed or returned invalid output.
         flagged = sum(bool(problems(r)) for r in graded)
@@ -367,28 +359,18 @@ class Summary:
         )
 
 
-def batch_meta(record: dict[str, Any]) -> dict[str, Any]:
-    meta: dict[str, Any] = record["extra_data"]["batch"]
-    return meta
+def record_of(
+    sub: Submission, status: str, digest: str, grader: str, graded: dict[str, Any] | str
+) -> Record:
+    """What is stored for ``sub``: the Result (as its dict), or why there is none."""
+    result = Result.from_dict(graded) if isinstance(graded, dict) else None
+    failure = "" if result else str(graded)
+    return Record(sub.student, status, sub.sha, digest, grader, sub.notes, result, failure)
 
 
-def finish(
-    data: dict[str, Any], sub: Submission, status: str, digest: str, grader: str
-) -> dict[str, Any]:
-    data.setdefault("extra_data", {})["batch"] = {
-        "student": sub.student,
-        "sha": sub.sha,
-        "status": status,
-        "content_hash": digest,
-        "grader_version": grader,
-        "notes": sub.notes,
-    }
-    return data
-
-
-def not_submitted(sub: Submission) -> dict[str, Any]:
+def not_submitted(sub: Submission) -> str:
     why = "; ".join(sub.notes) or sub.status
-    return {"score": 0, "output": f"No submission was collected ({why}).", "tests": []}
+    return f"No submission was collected ({why})."
 
 
 def grade_batch(
@@ -426,9 +408,7 @@ def grade_batch(
         if is_current(load_record(out, sub.student), digest, grader):
             unchanged += 1
         elif sub.folder is None:
-            write_json(
-                out / sub.student / RESULTS, finish(not_submitted(sub), sub, sub.status, "", grader)
-            )
+            record_of(sub, sub.status, "", grader, not_submitted(sub)).write(out)
         else:
             todo.append((sub, digest))
     say(
@@ -483,10 +463,10 @@ def run_pool(
                     if attempts[sub.student] < ATTEMPTS:
                         queue.append((sub, digest))
                         continue
-                    status = "grader-error"
-                    data = gradescope_failure("the grading process died on it twice")
-                write_json(out / sub.student / RESULTS, finish(data, sub, status, digest, grader))
-                progress.step(f"{sub.student}: {data['score']:g}" if status == "graded" else status)
+                    status, data = "grader-error", "the grading process died on it twice"
+                record = record_of(sub, status, digest, grader, data)
+                record.write(out)
+                progress.step(f"{sub.student}: {record.score:g}" if record.graded else status)
     finally:
         for job in [*idle, *busy]:
             job.stop()
@@ -503,70 +483,52 @@ FLAGS = {
 }
 
 
-def problems(record: dict[str, Any]) -> list[str]:
+def problems(record: Record) -> list[str]:
     """What went wrong beyond wrong answers: timed out, crashed, invalid (forged) output."""
-    found = {
-        FLAGS[t["extra_data"]["outcome"]]
-        for t in record.get("tests", [])
-        if t.get("extra_data", {}).get("outcome") in FLAGS
-    }
-    status = batch_meta(record)["status"]
-    if status not in ("graded",):
-        found.add(status)
+    found = {FLAGS[t.outcome] for t in record.tests if t.outcome in FLAGS}
+    if record.status != "graded":
+        found.add(record.status)
     return sorted(found)
 
 
-def test_column(test: dict[str, Any]) -> str:
-    return f"{test['tags'][0]}:{test['extra_data']['id']}"
+def test_column(test: TestResult) -> str:
+    return f"{test.part}:{test.id}"
 
 
-def mistakes(record: dict[str, Any]) -> list[str]:
-    return sorted(
-        {m for t in record.get("tests", []) for m in t.get("extra_data", {}).get("mistakes", [])}
-    )
+def mistakes(record: Record) -> list[str]:
+    return sorted({m for t in record.tests for m in t.mistakes})
 
 
-def scores_table(records: Iterable[dict[str, Any]]) -> tuple[list[str], list[list[str]]]:
+def scores_table(records: Iterable[Record]) -> tuple[list[str], list[list[str]]]:
     """Header and rows: one row per student, sorted by id; columns in the suite's order."""
-    records = sorted(records, key=lambda r: batch_meta(r)["student"].casefold())
+    records = sorted(records, key=lambda r: r.student.casefold())
     parts: list[str] = []
     tests: list[str] = []
     for record in records:
-        for test in record.get("tests", []):
-            column = test_column(test)
-            if test["tags"][0] not in parts:
-                parts.append(test["tags"][0])
-            if column not in tests:
-                tests.append(column)
-    header = [
-        "login",
-        "sha",
-        "status",
-        *parts,
-        "total",
-        "max_score",
-        *tests,
-        "mistakes",
-        "problems",
-    ]
+        for test in record.tests:
+            if test.part not in parts:
+                parts.append(test.part)
+            if test_column(test) not in tests:
+                tests.append(test_column(test))
+    header = ["login", "sha", "status", *parts, "total", "max_score", *tests]
+    header += ["mistakes", "problems"]
     rows = []
     for record in records:
-        meta = batch_meta(record)
-        by_column = {test_column(t): t for t in record.get("tests", [])}
-        graded = meta["status"] == "graded"
+        by_column = {test_column(t): t for t in record.tests}
+        graded = record.graded
         part_scores = [
-            f"{sum(t['score'] for t in record['tests'] if t['tags'][0] == p):g}" if graded else ""
+            f"{sum(t.score for t in record.tests if t.part == p):g}" if graded else ""
             for p in parts
         ]
         rows.append(
             [
-                meta["student"],
-                meta.get("sha", ""),
-                meta["status"],
+                record.student,
+                record.sha,
+                record.status,
                 *part_scores,
-                f"{record['score']:g}" if graded else "",
-                f"{record.get('extra_data', {}).get('max_score', 0):g}" if graded else "",
-                *(f"{by_column[c]['score']:g}" if c in by_column else "" for c in tests),
+                f"{record.score:g}" if graded else "",
+                f"{record.max_score:g}" if graded else "",
+                *(f"{by_column[c].score:g}" if c in by_column else "" for c in tests),
                 "; ".join(mistakes(record)),
                 "; ".join(problems(record)),
             ]
@@ -574,7 +536,7 @@ def scores_table(records: Iterable[dict[str, Any]]) -> tuple[list[str], list[lis
     return header, rows
 
 
-def write_scores(path: Path, records: Iterable[dict[str, Any]]) -> None:
+def write_scores(path: Path, records: Iterable[Record]) -> None:
     header, rows = scores_table(records)
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")

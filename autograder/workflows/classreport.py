@@ -23,12 +23,12 @@ from autograder.engine.mistakes import load_catalogue
 from autograder.errors import UsageError
 from autograder.workflows.batch import (
     atomic_write_text,
-    batch_meta,
-    load_record,
     mistakes,
     problems,
     read_state,
+    test_column,
 )
+from autograder.workflows.records import Record, load_record
 
 IMAGES = "report-images"
 PART_TITLES = {"part1": "Part 1 (by hand)", "part2": "Part 2 (code)", "total": "Total"}
@@ -50,7 +50,7 @@ class TestRate:
 class ClassStats:
     assignment: str
     students: list[str]
-    graded: list[dict[str, Any]]  # the records with a grade
+    graded: list[Record]  # the records with a grade
     scores: dict[str, list[float]]  # part1, part2, total -> one score per graded student
     maxima: dict[str, float]
     rates: list[TestRate]  # worst first
@@ -67,28 +67,28 @@ def gather(out: Path) -> ClassStats:
     records = [r for r in (load_record(out, s) for s in state["students"]) if r is not None]
     if not records:
         raise UsageError(f"{out} holds no graded results yet")
-    graded = [r for r in records if batch_meta(r)["status"] == "graded"]
+    graded = [r for r in records if r.graded]
     scores: dict[str, list[float]] = {}
     maxima: dict[str, float] = {}
     rates: dict[str, TestRate] = {}
     for record in graded:
-        for part in sorted({t["tags"][0] for t in record["tests"]}):
-            tests = [t for t in record["tests"] if t["tags"][0] == part]
-            scores.setdefault(part, []).append(sum(t["score"] for t in tests))
-            maxima[part] = sum(t["max_score"] for t in tests)
-        scores.setdefault("total", []).append(record["score"])
-        maxima["total"] = record["extra_data"].get("max_score", 0)
-        for test in record["tests"]:
-            column = f"{test['tags'][0]}:{test['extra_data']['id']}"
-            rate = rates.setdefault(column, TestRate(column, test["name"], 0, 0))
+        for part in sorted({t.part for t in record.tests}):
+            tests = [t for t in record.tests if t.part == part]
+            scores.setdefault(part, []).append(sum(t.score for t in tests))
+            maxima[part] = sum(t.max_score for t in tests)
+        scores.setdefault("total", []).append(record.score)
+        maxima["total"] = record.max_score
+        for test in record.tests:
+            column = test_column(test)
+            rate = rates.setdefault(column, TestRate(column, test.name, 0, 0))
             rate.taken += 1
-            rate.passed += test["status"] == "passed"
+            rate.passed += test.passed
     who: dict[str, list[str]] = {}
     for record in graded:
         for name in mistakes(record):
-            who.setdefault(name, []).append(batch_meta(record)["student"])
+            who.setdefault(name, []).append(record.student)
     counted = Counter({name: len(students) for name, students in who.items()})
-    flagged = [(batch_meta(r)["student"], problems(r)) for r in records]
+    flagged = [(r.student, problems(r)) for r in records]
     why = {}
     try:
         catalogue = load_catalogue(Assignment.load(state["assignment"]).suite / "mistakes.py")
@@ -97,7 +97,7 @@ def gather(out: Path) -> ClassStats:
         pass  # an assignment this checkout does not have: the report goes without the whys
     return ClassStats(
         assignment=state["assignment"],
-        students=[batch_meta(r)["student"] for r in records],
+        students=[r.student for r in records],
         graded=graded,
         scores=scores,
         maxima=maxima,

@@ -13,7 +13,8 @@ from typing import Any
 
 from autograder.errors import UsageError
 from autograder.result import write_json
-from autograder.workflows.batch import RESULTS, SCORES, STATE, load_record, read_state, write_scores
+from autograder.workflows.batch import SCORES, STATE, read_state, write_scores
+from autograder.workflows.records import RESULTS, load_record
 
 
 def read_shards(folders: list[Path]) -> list[dict[str, Any]]:

@@ -19,53 +19,16 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from autograder import report
 from autograder.course.assignment import Assignment
 from autograder.engine.mistakes import load_catalogue
 from autograder.errors import UsageError
-from autograder.report import neutralise
-from autograder.workflows.batch import batch_meta, load_record, read_state
+from autograder.workflows.batch import read_state
 from autograder.workflows.collect import DEFAULT_TEMPLATE, TOKEN_VARIABLES
+from autograder.workflows.records import load_record
 
 API = "https://api.github.com"
 GITHUB_REPO = re.compile(r"^https://github\.com/([A-Za-z0-9_.-]+)/([A-Za-z0-9_.-]+?)(?:\.git)?$")
-OUTCOMES = {
-    "passed": "passed",
-    "wrong": "wrong result",
-    "raised": "raised an error",
-    "timeout": "timed out",
-    "crashed": "crashed",
-    "import": "could not be imported",
-    "missing": "function missing",
-    "invalid-output": "returned something unusable",
-    "not-answered": "not answered",
-}
-
-
-def comment(record: dict[str, Any], hints: dict[str, str]) -> str:
-    """The Markdown a student reads under their commit."""
-    meta = batch_meta(record)
-    top = record["extra_data"].get("max_score", 0)
-    lines = [
-        f"## {record['extra_data'].get('assignment', 'Assignment')}: "
-        f"{record['score']:g}/{top:g} points",
-        "",
-        f"Graded commit `{meta['sha'][:12]}`, collected at the deadline. This is the grade "
-        "that counts; the checks in your own repository were practice.",
-        "",
-        "| part | test | points | result |",
-        "|---|---|---|---|",
-    ]
-    for test in record["tests"]:
-        outcome = OUTCOMES.get(test["extra_data"]["outcome"], test["extra_data"]["outcome"])
-        name = neutralise(test["name"]).replace("|", "\\|")
-        lines.append(
-            f"| {test['tags'][0]} | {name} | {test['score']:g}/{test['max_score']:g} | {outcome} |"
-        )
-    found = sorted({m for t in record["tests"] for m in t["extra_data"].get("mistakes", [])})
-    if found:
-        lines += ["", "**What went wrong, we think:**", ""]
-        lines += [f"- `{name}`: {hints.get(name, '')}".rstrip(": ") for name in found]
-    return "\n".join(lines) + "\n"
 
 
 def requests(out: Path, org: str, template: str = DEFAULT_TEMPLATE) -> list[dict[str, Any]]:
@@ -80,19 +43,18 @@ def requests(out: Path, org: str, template: str = DEFAULT_TEMPLATE) -> list[dict
     found = []
     for student in state["students"]:
         record = load_record(out, student)
-        if record is None or batch_meta(record)["status"] != "graded":
+        if record is None or record.result is None or not record.graded:
             continue
-        sha = batch_meta(record).get("sha", "")
+        sha = record.sha
         url = template.format(org=org, assignment=state["assignment"], login=student)
         match = GITHUB_REPO.match(url)
         if not sha or not match:
             continue  # not collected from GitHub: nowhere to post
-        record["extra_data"].setdefault("assignment", state["assignment"])
         found.append(
             {
                 "method": "POST",
                 "path": f"/repos/{match[1]}/{match[2]}/commits/{sha}/comments",
-                "body": {"body": comment(record, hints)},
+                "body": {"body": report.commit_comment(record.result, sha, hints)},
             }
         )
     return found
