@@ -271,7 +271,7 @@ def test_a_student_without_a_submission_still_gets_a_row(tmp_path):
         "",
         "empty",
     )
-    assert "no commits" in record(tmp_path / "out", "ben")["output"]
+    assert "no commits" in record(tmp_path / "out", "ben").failure
 
 
 def test_shards_are_stable_disjoint_and_cover_the_class():
@@ -304,7 +304,7 @@ def test_three_shards_merged_equal_the_single_run(dozen, shards, tmp_path):
         dozen[1] / "scores.csv"
     ).read_bytes()
     for student in STUDENTS:
-        assert record(tmp_path / "merged", student)["score"] == record(dozen[1], student)["score"]
+        assert record(tmp_path / "merged", student).score == record(dozen[1], student).score
 
 
 def test_merge_refuses_overlaps_gaps_and_other_graders(dozen, shards, tmp_path, capsys):

@@ -65,7 +65,9 @@ def test_markdown_shows_the_class(reported):
     assert "- Kim: crashed" in problems and "- gus: crashed" in problems
     assert "- ada" not in problems
     rates = re.findall(r"^\| `(part[12]:\w+)` .* \| (\d+)/(\d+) \| (\d+)% \|$", text, re.M)
-    assert len(rates) == len(json.loads((reported / "ada" / "results.json").read_text())["tests"])
+    assert len(rates) == len(
+        json.loads((reported / "ada" / "results.json").read_text())["result"]["tests"]
+    )
     percents = [int(r[3]) for r in rates]
     assert percents == sorted(percents)  # worst first
     assert all(int(r[2]) == 12 for r in rates)
