@@ -114,7 +114,7 @@ def test_without_the_course_grade_says_what_to_run_instead(site, tmp_path):
     """A grader installed without course material (as in a student's repository)."""
     bare = tmp_path / "site"
     shutil.copytree(site, bare)
-    shutil.rmtree(bare / "autograder" / "course")
+    shutil.rmtree(bare / "autograder" / "course_material")
     student = tmp_path / "student"
     shutil.copytree(Assignment.load(SLUG).starter, student)
     error = one_line_error(autograder(bare, student, "grade", SLUG, "."))
@@ -125,7 +125,7 @@ def test_without_the_course_grade_says_what_to_run_instead(site, tmp_path):
 def test_a_missing_reference_is_a_one_line_error(site, tmp_path):
     broken = tmp_path / "site"
     shutil.copytree(site, broken)
-    (broken / "autograder" / "course" / "reference" / SLUG / "attention.py").unlink()
+    (broken / "autograder" / "course_material" / "reference" / SLUG / "attention.py").unlink()
     submission = Assignment.load(SLUG).reference
     error = one_line_error(autograder(broken, tmp_path, "grade", SLUG, str(submission)))
     assert "reference solution of masks-and-heads is missing" in error
