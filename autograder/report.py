@@ -1,8 +1,9 @@
 """What a student reads after grading, as text and as Markdown, and what only the instructor reads.
 
 A summary comes first, one line per function (points and the likely cause), then the details
-of each failed test, shortest first. A cause is explained once per function; later tests with
-the same cause refer back to it in one line. Platform adapters call the renderers here:
+of each failed test, shortest first (Part 1's in question order). A cause is explained once per
+function; later tests with the same cause refer back to it in one line. Platform adapters call
+the renderers here:
 
 - ``student_text(result)``: the student's feedback as plain text (a terminal, nbgrader, a log);
 - ``student_markdown(result)``: the same as Markdown, details folded under ``<details>`` (the
@@ -82,8 +83,12 @@ class Section:
 
     @property
     def failed(self) -> list[TestResult]:
-        """Failed tests, shortest feedback first."""
-        return sorted((t for t in self.tests if not t.passed), key=lambda t: len(t.message))
+        """Failed tests: Part 1's in question order (a student reads them beside the sheet),
+        a function's shortest feedback first."""
+        failed = [t for t in self.tests if not t.passed]
+        if self.title == PART1:
+            return failed
+        return sorted(failed, key=lambda t: len(t.message))
 
 
 def sections(result: Result) -> list[Section]:

@@ -57,7 +57,9 @@ def test_markdown_shows_the_class(reported):
     text = (reported / "report.md").read_text()
     for name in ("scores-total.png", "pass-rates.png", "mistakes.png"):
         assert f"(report-images/{name})" in text
-    mistakes = re.findall(r"^\| `([a-z-]+)` \| (\d+) \| (.*) \| (.*) \|$", text, re.M)
+    rows = re.findall(r"^\| (.*?) \| `([a-z-]+)` \| (\d+) \| (.*) \| (.*) \|$", text, re.M)
+    assert rows[0][0] == "the mask is applied after the softmax"  # the catalogue's title
+    mistakes = [row[1:] for row in rows]  # beside it, the id
     assert mistakes[0][0] == "mask-after-softmax" and mistakes[0][1] == "3"
     assert mistakes[0][3] == ", ".join(s for s in MISTAKES if MISTAKES[s] == "mask-after-softmax")
     assert "softmax" in mistakes[0][2]  # the catalogue's why

@@ -73,7 +73,8 @@ def test_multi_head_attention_shape_and_padding():
 
 
 def test_cross_attention_shape():
+    # B = 2 sequences and h = 3 heads: B != h, so a mask without its head axis cannot pass
     rng = np.random.default_rng(2)
     X, Y = rng.normal(size=(2, 3, 12)), rng.normal(size=(2, 6, 12))
     W = [rng.normal(size=(12, 12)) / np.sqrt(12) for _ in range(4)]
-    assert cross_attention(X, Y, [6, 2], *W, 2).shape == (2, 3, 12)
+    assert cross_attention(X, Y, [6, 2], *W, 3).shape == (2, 3, 12)

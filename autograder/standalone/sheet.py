@@ -20,6 +20,7 @@ import os
 import re
 import stat
 import sys
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path
@@ -190,7 +191,8 @@ class Question:
         """The answer in a canonical form, or FormError; ``given`` is not blank."""
         raise NotImplementedError
 
-    def correct(self, value: Any) -> bool:
+    def matches(self, value: Any, answer: Any) -> bool:
+        """Whether ``value`` (read) is ``answer`` (from the key), within the tolerance."""
         raise NotImplementedError
 
     def shown(self) -> list[str]:
@@ -230,7 +232,18 @@ class Question:
             return Verdict(0.0, str(error))
         if self.correct(value):
             return Verdict(1.0, "correct")
-        return Verdict(0.0, f"not quite. {self.idea}".strip())
+        return Verdict(0.0, f"not quite. {self.idea_for(value)}".strip())
+
+    def idea_for(self, value: Any) -> str:
+        """The feedback for a wrong answer: the key's ``wrong`` entry that matches it, which
+        speaks to the reading behind that answer, or else the question's ``idea``."""
+        for known in self.spec.get("wrong", []):
+            if self.matches(value, known["answer"]):
+                return str(known["idea"])
+        return self.idea
+
+    def correct(self, value: Any) -> bool:
+        return self.matches(value, self.spec["answer"])
 
     @property
     def tolerance(self) -> float:
@@ -277,8 +290,8 @@ class Number(Question):
     def read(self, given: Any) -> float:
         return read_number(given)
 
-    def correct(self, value: float) -> bool:
-        return math.isclose(value, float(self.spec["answer"]), rel_tol=0, abs_tol=self.tolerance)
+    def matches(self, value: float, answer: Any) -> bool:
+        return math.isclose(value, float(answer), rel_tol=0, abs_tol=self.tolerance)
 
 
 class Vector(Question):
@@ -317,9 +330,11 @@ class Vector(Question):
             raise FormError(f"expected a list of {self.length} numbers, got {len(numbers)}.")
         return numbers
 
-    def correct(self, value: list[float]) -> bool:
-        want = [float(v) for v in self.spec["answer"]]
-        return all(abs(g - w) <= self.tolerance for g, w in zip(value, want, strict=True))
+    def matches(self, value: list[float], answer: Any) -> bool:
+        want = [float(v) for v in answer]
+        return len(want) == len(value) and all(
+            abs(g - w) <= self.tolerance for g, w in zip(value, want, strict=True)
+        )
 
 
 class Choice(Question):
@@ -363,8 +378,8 @@ class Choice(Question):
     def choices(self) -> str:
         return ", ".join(f"{k} ({v})" for k, v in self.options.items())
 
-    def correct(self, value: str) -> bool:
-        return value == str(self.spec["answer"])
+    def matches(self, value: str, answer: Any) -> bool:
+        return value == str(answer)
 
 
 class Fields(Question):
@@ -410,7 +425,7 @@ class Fields(Question):
         except FormError as error:
             return str(error)
         found = [(f.id, f.problem(given.get(f.id))) for f in self.fields]
-        return "; ".join(f"{name}: {problem}" for name, problem in found if problem)
+        return notes(f"{name}: {problem}" for name, problem in found if problem)
 
     def judge(self, given: Any) -> Verdict:
         if self.blank_answer(given):
@@ -420,12 +435,18 @@ class Fields(Question):
         except FormError as error:
             return Verdict(0.0, str(error))
         total = sum(f.points for f in self.fields)
-        earned, notes = 0.0, []
+        earned, said = 0.0, []
         for f in self.fields:
             verdict = f.judge(given.get(f.id))
             earned += verdict.fraction * f.points
-            notes.append(f"{f.id}: {verdict.message}")
-        return Verdict(earned / total, "; ".join(notes))
+            said.append(f"{f.id}: {verdict.message}")
+        return Verdict(earned / total, notes(said))
+
+
+def notes(each: Iterable[str]) -> str:
+    """One line from the notes of several fields: "a: not quite. Why; b: correct", never
+    the ".;" of a sentence's full stop run into the separator."""
+    return "; ".join(note.rstrip(".") for note in each)
 
 
 TYPES: dict[str, type[Question]] = {t.type: t for t in (Number, Vector, Choice, Fields)}

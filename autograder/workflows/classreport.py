@@ -2,10 +2,11 @@
 
 ``autograder report DIR`` reads a grade-batch (or merge) output folder and writes
 ``DIR/report.md`` (images in ``DIR/report-images/``) and ``DIR/report.html`` (one file, images
-inlined, works offline): score histograms per part and in total, the pass rate of every hidden
-test and quiz question (worst first), the most frequent diagnosed mistakes with their "why"
-and the students who made each, and the submissions that timed out, crashed, returned invalid
-output or were not graded. Instructor's eyes only: it names students and quotes the catalogue.
+inlined, works offline): score histograms per part and in total (whole students on the count
+axes), the pass rate of every hidden test and quiz question (worst first), the most frequent
+diagnosed mistakes by title (the id beside it, for instructors) with their "why" and the
+students who made each, and the submissions that timed out, crashed, returned invalid output
+or were not graded. Instructor's eyes only: it names students and quotes the catalogue.
 """
 
 from __future__ import annotations
@@ -57,6 +58,11 @@ class ClassStats:
     mistakes: list[tuple[str, list[str]]]  # (mistake, students), most frequent first
     problems: list[tuple[str, list[str]]]  # (student, what went wrong)
     why: dict[str, str] = field(default_factory=dict)
+    titles: dict[str, str] = field(default_factory=dict)  # mistake id -> what a person reads
+
+    def title(self, mistake: str) -> str:
+        """A mistake's title, or its id where the catalogue gives none (or is not here)."""
+        return self.titles.get(mistake, mistake)
 
 
 def gather(out: Path) -> ClassStats:
@@ -89,10 +95,11 @@ def gather(out: Path) -> ClassStats:
             who.setdefault(name, []).append(record.student)
     counted = Counter({name: len(students) for name, students in who.items()})
     flagged = [(r.student, problems(r)) for r in records]
-    why = {}
+    why, titles = {}, {}
     try:
         catalogue = load_catalogue(Assignment.load(state["assignment"]).suite / "mistakes.py")
         why = {v.name: v.why for v in catalogue.mistakes}
+        titles = {v.name: v.title for v in catalogue.mistakes if v.titled}
     except UsageError:
         pass  # an assignment this checkout does not have: the report goes without the whys
     return ClassStats(
@@ -108,6 +115,7 @@ def gather(out: Path) -> ClassStats:
         ],
         problems=[(student, found) for student, found in flagged if found],
         why=why,
+        titles=titles,
     )
 
 
@@ -132,7 +140,14 @@ def save(figure: Any, path: Path) -> bytes:
     return path.read_bytes()
 
 
-def histogram(stats: ClassStats, part: str, path: Path) -> bytes:
+def counts_axis(axes: Any, axis: str) -> None:
+    """Whole-number ticks on an axis that counts students: no 0.5 of a student."""
+    from matplotlib.ticker import MaxNLocator
+
+    getattr(axes, f"{axis}axis").set_major_locator(MaxNLocator(integer=True))
+
+
+def histogram_figure(stats: ClassStats, part: str) -> Any:
     figure = new_figure(5, 3)
     axes = figure.add_subplot()
     top = stats.maxima.get(part, 0) or 1
@@ -142,10 +157,11 @@ def histogram(stats: ClassStats, part: str, path: Path) -> bytes:
     axes.set_title(f"{PART_TITLES.get(part, part)}: scores out of {top:g}")
     axes.set_xlabel("score")
     axes.set_ylabel("students")
-    return save(figure, path)
+    counts_axis(axes, "y")
+    return figure
 
 
-def pass_rates(stats: ClassStats, path: Path) -> bytes:
+def pass_rates_figure(stats: ClassStats) -> Any:
     height = max(2.5, 0.28 * len(stats.rates) + 1)
     figure = new_figure(8, height)
     axes = figure.add_subplot()
@@ -153,32 +169,32 @@ def pass_rates(stats: ClassStats, path: Path) -> bytes:
     axes.barh([r.column for r in shown], [100 * r.rate for r in shown], color="#dd8452")
     axes.set_xlim(0, 100)
     axes.set_xlabel("students who passed (%)")
-    axes.set_title("Pass rate per hidden test and quiz question, worst first")
     axes.tick_params(axis="y", labelsize=7)
-    return save(figure, path)
+    # over the whole figure, not the axes: long test ids push the axes right, and a title
+    # centred on them ran off the edge ("...worst firs")
+    figure.suptitle("Pass rate per hidden test and quiz question, worst first")
+    return figure
 
 
-def mistake_counts(stats: ClassStats, path: Path) -> bytes:
+def mistakes_figure(stats: ClassStats) -> Any:
     shown = list(reversed(stats.mistakes[:15]))
     figure = new_figure(7, max(2.5, 0.35 * len(shown) + 1))
     axes = figure.add_subplot()
     axes.barh([name for name, _ in shown], [len(who) for _, who in shown], color="#c44e52")
     axes.set_xlabel("students")
-    axes.set_title("Most frequent diagnosed mistakes")
-    return save(figure, path)
+    counts_axis(axes, "x")
+    figure.suptitle("Most frequent diagnosed mistakes")
+    return figure
 
 
 def draw(stats: ClassStats, folder: Path) -> dict[str, bytes]:
     """Every image, by file name: the PNG bytes written to ``folder``."""
-    images = {
-        f"scores-{part}.png": histogram(stats, part, folder / f"scores-{part}.png")
-        for part in stats.scores
-    }
+    figures = {f"scores-{part}.png": histogram_figure(stats, part) for part in stats.scores}
     if stats.rates:
-        images["pass-rates.png"] = pass_rates(stats, folder / "pass-rates.png")
+        figures["pass-rates.png"] = pass_rates_figure(stats)
     if stats.mistakes:
-        images["mistakes.png"] = mistake_counts(stats, folder / "mistakes.png")
-    return images
+        figures["mistakes.png"] = mistakes_figure(stats)
+    return {name: save(figure, folder / name) for name, figure in figures.items()}
 
 
 # -- text ---------------------------------------------------------------------------------------
@@ -211,10 +227,10 @@ def markdown(stats: ClassStats, image: dict[str, str]) -> str:
     lines += ["", "## Most frequent mistakes", ""]
     if stats.mistakes:
         lines += [f"![mistakes]({image['mistakes.png']})", ""]
-        lines += ["| mistake | students | why | who |", "|---|---|---|---|"]
+        lines += ["| mistake | id | students | why | who |", "|---|---|---|---|---|"]
         for name, who in stats.mistakes:
-            why = stats.why.get(name, "").replace("|", "\\|").replace("\n", " ")
-            lines.append(f"| `{name}` | {len(who)} | {why} | {', '.join(who)} |")
+            title, why = (cell(text) for text in (stats.title(name), stats.why.get(name, "")))
+            lines.append(f"| {title} | `{name}` | {len(who)} | {why} | {', '.join(who)} |")
     else:
         lines.append("No known mistake was diagnosed.")
     lines += ["", "## Timed out, crashed, invalid output or not graded", ""]
@@ -223,6 +239,11 @@ def markdown(stats: ClassStats, image: dict[str, str]) -> str:
     else:
         lines.append("None.")
     return "\n".join(lines) + "\n"
+
+
+def cell(text: str) -> str:
+    """Text made safe for one cell of a Markdown table."""
+    return text.replace("|", "\\|").replace("\n", " ")
 
 
 def to_html(stats: ClassStats, images: dict[str, bytes]) -> str:
@@ -274,8 +295,11 @@ def to_html(stats: ClassStats, images: dict[str, bytes]) -> str:
         parts.append(img("mistakes.png", "mistakes"))
         parts.append(
             table(
-                ["mistake", "students", "why", "who"],
-                [[n, str(len(w)), stats.why.get(n, ""), ", ".join(w)] for n, w in stats.mistakes],
+                ["mistake", "id", "students", "why", "who"],
+                [
+                    [stats.title(n), n, str(len(w)), stats.why.get(n, ""), ", ".join(w)]
+                    for n, w in stats.mistakes
+                ],
             )
         )
     else:

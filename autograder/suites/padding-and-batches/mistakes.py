@@ -414,6 +414,21 @@ def cross_masks_x_padding(X, Y, y_lengths, Wq, Wk, Wv, Wo, h):
 
 
 @catalogue.mistake(
+    "cross-mask-without-head-axis",
+    title="Y's (B, S) padding mask is given no head axis",
+    replaces="cross_attention",
+    why="Your key mask has shape (B, 1, S), with no head axis, against scores of shape "
+    "(B, h, T, S). NumPy lines it up with the head axis: when B equals h it raises no error "
+    "and head i uses sequence i's mask; otherwise the shapes do not broadcast.",
+    hint="Insert size-1 axes for the heads and the queries, so that the mask is (B, 1, 1, S).",
+)
+def cross_mask_without_head_axis(X, Y, y_lengths, Wq, Wk, Wv, Wo, h):
+    q, k, v = split(X @ Wq, h), split(Y @ Wk, h), split(Y @ Wv, h)
+    _, heads = batched_attention(q, k, v, padding_mask(y_lengths, Y.shape[1])[:, None, :])
+    return merge(heads) @ Wo
+
+
+@catalogue.mistake(
     "cross-ignores-padding",
     title="no mask: the queries attend to Y's padding",
     replaces="cross_attention",

@@ -5,7 +5,9 @@ sqrt(d_head), C and sqrt(C) all differ; T >= 4; every batch has B >= 2 sequences
 lengths, one of them full and one of them short; cross-attention uses S != T both ways.
 Padding bugs hide behind the causal mask (with right padding a real query never looks right
 of itself), so every padding test also runs with causal=False. The main multi-head test has
-B = h, where a mask without its head axis broadcasts silently instead of raising.
+B = h, where a mask without its head axis broadcasts silently instead of raising. The
+cross-attention tests use B != h, as the handout's warning asks, and one of them B = h, the
+silent case itself.
 
 Outputs at padded query positions are not graded (the handout says so): multi-head outputs
 are compared at real positions only. Expected values come from the reference at grading time.
@@ -294,25 +296,25 @@ def expect_cross(student, reference, X, Y, y_lengths, W):
     expect(got, reference.cross_attention(X, Y, y_lengths, *W, HEADS), **MHA_TOLERANCE)
 
 
-@points(4, checks="cross_attention")
+@points(3, checks="cross_attention")
 def test_cross_attention_fewer_keys(student, reference, rng):
-    """T = 6 queries from X attend to S = 4 keys of Y, with padding on Y"""
-    X, Y = rng.normal(size=(3, 6, C)), rng.normal(size=(3, 4, C))
-    expect_cross(student, reference, X, Y, [4, 1, 3], projections(rng))
+    """T = 6 queries from X attend to S = 4 keys of Y, with padding on Y (B = 4, h = 3)"""
+    X, Y = rng.normal(size=(4, 6, C)), rng.normal(size=(4, 4, C))
+    expect_cross(student, reference, X, Y, [4, 1, 3, 2], projections(rng))
 
 
 @points(3, checks="cross_attention")
 def test_cross_attention_more_keys_and_an_empty_one(student, reference, rng):
-    """T = 5 queries, S = 9 keys; a Y of length 0 gives output 0"""
-    X, Y = rng.normal(size=(3, 5, C)), rng.normal(size=(3, 9, C))
-    expect_cross(student, reference, X, Y, [9, 0, 4], projections(rng))
+    """T = 5 queries, S = 9 keys; a Y of length 0 gives output 0 (B = 2, h = 3)"""
+    X, Y = rng.normal(size=(2, 5, C)), rng.normal(size=(2, 9, C))
+    expect_cross(student, reference, X, Y, [0, 9], projections(rng))
 
 
 @points(3, checks="cross_attention")
 def test_cross_attention_padding_of_y_is_ignored(student, rng):
     """changing Y's padded tokens leaves every output unchanged"""
-    y_lengths = [7, 2, 5]
-    X, Y, W = rng.normal(size=(3, 4, C)), rng.normal(size=(3, 7, C)), projections(rng)
+    y_lengths = [7, 2, 5, 4]
+    X, Y, W = rng.normal(size=(4, 4, C)), rng.normal(size=(4, 7, C)), projections(rng)
     before = student.cross_attention(X, Y, y_lengths, *W, HEADS)
     after = student.cross_attention(X, with_new_padding(rng, Y, y_lengths), y_lengths, *W, HEADS)
     expect_structure(before, X)
@@ -328,9 +330,9 @@ def test_cross_attention_padding_of_y_is_ignored(student, rng):
 
 @points(2, checks="cross_attention")
 def test_cross_attention_each_sequence_alone(student, rng):
-    """each sequence gives what it gives alone, with Y cut to its real length"""
-    y_lengths = [6, 1, 3]
-    X, Y, W = rng.normal(size=(3, 4, C)), rng.normal(size=(3, 6, C)), projections(rng)
+    """each sequence gives what it gives alone, with Y cut to its real length (B = 2, h = 3)"""
+    y_lengths = [6, 1]
+    X, Y, W = rng.normal(size=(2, 4, C)), rng.normal(size=(2, 6, C)), projections(rng)
     batch = student.cross_attention(X, Y, y_lengths, *W, HEADS)
     expect_structure(batch, X)
     for b, length in enumerate(y_lengths):
@@ -342,3 +344,10 @@ def test_cross_attention_each_sequence_alone(student, rng):
             "its queries see Y's padding, or the other sequences.",
             about=batch,
         )
+
+
+@points(1, checks="cross_attention")
+def test_cross_attention_when_b_equals_h(student, reference, rng):
+    """B = h = 3, the handout's silent case: every head uses its own sequence's key mask"""
+    X, Y = rng.normal(size=(HEADS, 5, C)), rng.normal(size=(HEADS, 6, C))
+    expect_cross(student, reference, X, Y, [6, 1, 3], projections(rng))
