@@ -44,6 +44,7 @@ from autograder.errors import SuiteError, UsageError
 from autograder.platforms.gradescope import gradescope, gradescope_failure
 from autograder.platforms.record import grade_for_record, policy
 from autograder.result import write_json
+from autograder.tree import TreeTooBig, walk_files
 from autograder.workflows.collect import MANIFEST, read_manifest
 
 STATE = "batch.json"  # what this output folder holds: assignment, grader version, students
@@ -141,18 +142,17 @@ def in_shard(student: str, shard: tuple[int, int] | None) -> bool:
 
 def content_hash(folder: Path) -> str:
     """What grading can see of a submission: its regular files (the worker copies no links,
-    nothing hidden, no __pycache__), by relative path and content. Never follows a link."""
+    no hidden folder, no __pycache__), by relative path and content. Never follows a link.
+    A folder past the walk's limits hashes as its problem: grading then reports it."""
     digest = hashlib.sha256()
-    for root, dirs, files in os.walk(folder):
-        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d != "__pycache__")
-        for name in sorted(files):
-            path = Path(root) / name
-            if path.is_symlink() or not path.is_file():
-                continue
-            rel = path.relative_to(folder).as_posix().encode()
-            digest.update(len(rel).to_bytes(4, "big") + rel)
+    try:
+        for rel, path in walk_files(folder):
+            name = rel.encode()
+            digest.update(len(name).to_bytes(4, "big") + name)
             with path.open("rb") as f:
                 digest.update(hashlib.file_digest(f, "sha256").digest())
+    except TreeTooBig as problem:
+        return f"too-big:{problem}"
     return digest.hexdigest()
 
 
@@ -251,8 +251,8 @@ def _grade(student: str, folder: str) -> tuple[str, dict[str, Any]]:
         return "graded", gradescope(result)
     except SuiteError as error:
         return "suite-error", gradescope_failure(str(error))
-    except Exception as error:  # a grader fault: recorded, and retried on the next run
-        return "grader-error", gradescope_failure(f"{type(error).__name__}: {error}")
+    except Exception as error:  # a grader fault (a full disk too): retried on the next run
+        return "grader-error", gradescope_failure(described(error))
 
 
 def _job_main(connection: Connection, assignment: Assignment, sandbox_mode: str) -> None:
@@ -367,6 +367,27 @@ def finish(
     return data
 
 
+def described(error: BaseException) -> str:
+    return f"{type(error).__name__}: {str(error)[:300]}"
+
+
+def record(
+    out: Path,
+    sub: Submission,
+    data: dict[str, Any],
+    status: str,
+    digest: str,
+    grader: str,
+    say: Callable[[str], None] = print,
+) -> None:
+    """Write one student's results.json; a failure to write (a full disk) is said, and costs
+    that student's row only: the next run grades them again."""
+    try:
+        write_json(out / sub.student / RESULTS, finish(data, sub, status, digest, grader))
+    except OSError as error:
+        say(f"{sub.student}: the result could not be written ({error.strerror or error})")
+
+
 def not_submitted(sub: Submission) -> dict[str, Any]:
     why = "; ".join(sub.notes) or sub.status
     return {"score": 0, "output": f"No submission was collected ({why}).", "tests": []}
@@ -403,15 +424,17 @@ def grade_batch(
     todo: list[tuple[Submission, str]] = []
     unchanged = 0
     for sub in chosen:
-        digest = content_hash(sub.folder) if sub.folder else ""
-        if is_current(load_record(out, sub.student), digest, grader):
-            unchanged += 1
-        elif sub.folder is None:
-            write_json(
-                out / sub.student / RESULTS, finish(not_submitted(sub), sub, sub.status, "", grader)
-            )
-        else:
-            todo.append((sub, digest))
+        try:
+            digest = content_hash(sub.folder) if sub.folder else ""
+            if is_current(load_record(out, sub.student), digest, grader):
+                unchanged += 1
+            elif sub.folder is None:
+                record(out, sub, not_submitted(sub), sub.status, "", grader)
+            else:
+                todo.append((sub, digest))
+        except Exception as error:  # this student's row only; the others carry on
+            fault = gradescope_failure(f"preparing this submission failed: {described(error)}")
+            record(out, sub, fault, "grader-error", "", grader, say)
     say(
         f"{assignment.slug}: {len(chosen)} students"
         + (f" (shard {shard[0]}/{shard[1]} of {len(everyone)})" if shard else "")
@@ -466,7 +489,7 @@ def run_pool(
                         continue
                     status = "grader-error"
                     data = gradescope_failure("the grading process died on it twice")
-                write_json(out / sub.student / RESULTS, finish(data, sub, status, digest, grader))
+                record(out, sub, data, status, digest, grader, progress.say)
                 progress.step(f"{sub.student}: {data['score']:g}" if status == "graded" else status)
     finally:
         for job in [*idle, *busy]:
