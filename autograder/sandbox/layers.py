@@ -350,11 +350,17 @@ class Reaper:
         if lock is not None:
             weakref.finalize(self, os.close, lock)  # the uid is free again when we are gone
 
-    def started(self, process: subprocess.Popen, job: Path) -> None:
+    def started(self, process: subprocess.Popen, job: Path, held: list[Path]) -> None:
+        """A worker started in ``job``, holding ``held`` (its cgroup folders)."""
         _LIVE_WORKERS.add(process.pid)
         if self.since is None:
             self.since = _start_time(process.pid)
-        _janitor().remember(job)
+        for path in [job, *held]:
+            _janitor().remember(path)
+
+    def released(self, held: list[Path]) -> None:
+        for path in held:
+            _janitor().forget(path)
 
     def forget(self, job: Path) -> None:
         if remove_tree(job):  # else the janitor keeps it, and tries again at the end
@@ -425,23 +431,14 @@ def _start_time(pid: int) -> int:
 
 
 class Janitor:
-    """A small process that removes job folders when the grader dies, however it dies: it
-    reads "+path" and "-path" lines, and at end of input removes what is still listed."""
-
-    CODE = (  # autograder/tree.py imports only the standard library: run as a file
-        "import ctypes, runpy, sys\n"
-        "remove_tree = runpy.run_path(sys.argv[1])['remove_tree']\n"
-        "jobs = set()\n"
-        "for line in sys.stdin:\n"
-        "    (jobs.add if line[0] == '+' else jobs.discard)(line[1:-1])\n"
-        "for job in jobs:\n"
-        "    ctypes.CDLL(None).umount2(job.encode(), 2)  # a job's tmpfs, if it has one\n"
-        "    remove_tree(job)\n"
-    )
+    """A small process that cleans up after the grader when it dies, however it dies: it
+    kills what is left in each worker's cgroup, then removes the job folders (see
+    autograder/sandbox/janitor.py)."""
 
     def __init__(self) -> None:
+        program = Path(__file__).with_name("janitor.py")
         self.process = subprocess.Popen(
-            [sys.executable, "-I", "-S", "-c", self.CODE, tree.__file__],
+            [sys.executable, "-I", "-S", str(program), tree.__file__],
             stdin=subprocess.PIPE,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
@@ -455,11 +452,11 @@ class Janitor:
             self.process.stdin.write(line.encode() + b"\n")
             self.process.stdin.flush()
 
-    def remember(self, job: Path) -> None:
-        self._say(f"+{job}")
+    def remember(self, path: Path) -> None:
+        self._say(f"+{path}")
 
-    def forget(self, job: Path) -> None:
-        self._say(f"-{job}")
+    def forget(self, path: Path) -> None:
+        self._say(f"-{path}")
 
 
 @functools.cache

@@ -154,7 +154,8 @@ class WorkerProcess:
             start_new_session=True,
             **options,
         )
-        self.sandbox.reaper.started(self.process, self.job)
+        held = self.group.folders if self.group else []
+        self.sandbox.reaper.started(self.process, self.job, held)
         assert self.process.stdin is not None and self.process.stdout is not None
         self.channel = Channel(self.process.stdin.fileno(), self.process.stdout.fileno())
 
@@ -182,6 +183,7 @@ class WorkerProcess:
             self.process = None
         if self.group is not None:
             self.group.remove()
+            self.sandbox.reaper.released(self.group.folders)
             self.group = None
         if self.mounted:
             scratch.unmount(self.job)
