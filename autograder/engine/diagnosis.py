@@ -340,14 +340,18 @@ def bounded(student: Callable[..., Any], reference: Callable[..., Any]) -> Calla
 
 
 def _within(got: Any, want: Any) -> bool:
-    if isinstance(got, tuple | list):
-        wants = list(want) if isinstance(want, tuple | list) else []
-        return len(got) <= len(wants) and all(map(_within, got, wants))
-    if not isinstance(got, np.ndarray):
-        return True
-    limit = np.asarray(want)
-    longest = max(limit.shape, default=1)
-    return got.size <= max(limit.size, 1) and all(n <= longest for n in got.shape)
+    """Every array in ``got`` no larger, in size or along any axis, than the largest array
+    in ``want`` (in any order: a swapped pair of returned values is still replayed)."""
+    wanted = _arrays(want)
+    size = max((a.size for a in wanted), default=1)
+    longest = max((n for a in wanted for n in a.shape), default=1)
+    return all(a.size <= size and all(n <= longest for n in a.shape) for a in _arrays(got))
+
+
+def _arrays(value: Any) -> list[np.ndarray]:
+    if isinstance(value, tuple | list):
+        return [a for item in value for a in _arrays(item)]
+    return [value] if isinstance(value, np.ndarray) else []
 
 
 def reattribute(error: BaseException) -> BaseException:
