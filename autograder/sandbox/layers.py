@@ -17,13 +17,19 @@ Layers, weakest first:
   far as the kernel's ABI allows (see ``autograder/sandbox/runner/landlock.py``).
 - ``namespaces``: bubblewrap (``bwrap``): no network, a private PID space (nothing survives the
   sandbox), and a file system that shows only the submission copy and read-only Python.
+- ``cgroup``: as root, a cgroup per worker (v1 or v2, see ``autograder/sandbox/cgroups.py``):
+  every process it starts, however it detaches, is counted (64 tasks, for root too), limited
+  (memory, one CPU) and killed with the group when the worker ends.
+- ``tmpfs``: as root, each job folder is its own size-limited tmpfs
+  (``autograder/sandbox/scratch.py``); elsewhere it is measured after every call.
 
 A sandbox is **strong** when the worker can neither read the grader's files nor write outside
 its scratch folder: namespaces, or Landlock's file-system rules. Anything less is **weak**.
 
 Modes: ``auto`` uses every layer that works here; ``landlock`` hides bubblewrap (what a GitHub
 ``ubuntu-24.04`` runner gets); ``fallback`` leaves out bubblewrap and Landlock (an old kernel);
-``plain`` confines nothing. ``Reaper`` finds what a worker left behind, by parentage.
+``plain`` confines nothing. Each mode but ``plain`` uses the cgroup and tmpfs layers where they
+work. ``Reaper`` finds what a worker left behind by parentage, where no cgroup holds it.
 """
 
 from __future__ import annotations
