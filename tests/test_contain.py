@@ -237,8 +237,7 @@ def class_folder(root: Path, attackers: bool) -> tuple[Path, list[str]]:
     if attackers:
         for login, attack in (("a-chain", "detached_chain"), ("a-spin", "spinners")):
             markers.append(marked(folder / login, attack)[1])
-        submission(folder / "a-fill", "disk_filler")
-        submission(folder / "a-heads", "huge_heads")
+        submission(folder / "a-fill", "disk_filler")  # huge_heads has its own test: it is slow
         nested(submission(folder / "a-deep") / "data", LEVELS)
     return folder, markers
 
