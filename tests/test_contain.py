@@ -411,3 +411,10 @@ def test_when_the_grader_is_killed_the_janitor_empties_the_workers_cgroup(box, t
         time.sleep(0.01)
     assert alive_with(marker) == [], "the chain outlived its grader"
     assert not job.exists(), "the job folder outlived its grader"
+    assert box.cgroups is not None
+    for _ in range(300):  # the janitor removes the groups after it has emptied them
+        groups = [g for p in box.cgroups.parents for g in p.glob(f"autograder-{grader.pid}-*")]
+        if not groups:
+            break
+        time.sleep(0.01)
+    assert groups == [], "the worker's cgroup outlived its grader"

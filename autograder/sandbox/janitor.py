@@ -32,8 +32,14 @@ def empty_group(folder):
             with contextlib.suppress(OSError):
                 os.kill(pid, signal.SIGKILL)
         time.sleep(0.01)
-    with contextlib.suppress(OSError):
-        os.rmdir(folder)
+    for _ in range(300):  # busy while the killed members are torn down
+        try:
+            os.rmdir(folder)
+            return
+        except FileNotFoundError:
+            return
+        except OSError:
+            time.sleep(0.01)
 
 
 def main(tree_file):
