@@ -9,7 +9,7 @@ from pathlib import Path
 
 from autograder import report
 from autograder.course.assignment import Assignment, slugs
-from autograder.errors import SuiteError, UsageError
+from autograder.errors import GraderFault, SuiteError, UsageError
 from autograder.platforms import classroom50, gradescope
 from autograder.platforms.record import grade_for_record
 from autograder.result import write_json
@@ -32,7 +32,7 @@ def cmd_grade(args: argparse.Namespace) -> int:
         )
     try:
         result = grade_for_record(assignment, submission, Sandbox.detect(args.sandbox))
-    except SuiteError as error:
+    except (SuiteError, GraderFault) as error:
         if args.json:  # a platform waiting for results.json still gets one
             write_json(Path(args.json), gradescope.gradescope_failure(str(error)))
         raise
@@ -101,6 +101,8 @@ LAYERS = {
     "session": "its own session and process group",
     "scrubbed-env": "no tokens, keys or secrets; one BLAS thread",
     "uid": "a dedicated unprivileged uid (only as root)",
+    "cgroup": "a cgroup per worker: every process it starts is counted, limited and killed",
+    "tmpfs": "a size-limited tmpfs per job folder: a worker fills only its own disk",
     "landlock": "Landlock: reads only Python, NumPy and the submission; writes only scratch",
     "namespaces": "bubblewrap: no network, private PIDs, only the submission visible",
 }
@@ -120,6 +122,11 @@ def cmd_doctor(args: argparse.Namespace) -> int:
         f"{limits.processes} processes"
     )
     print(f"landlock: {box.landlock_summary()}")
+    print(f"cgroup: {box.cgroups.summary if box.cgroups else 'none'}")
+    print(
+        f"job folder: {limits.scratch >> 20} MiB, {limits.scratch_files} files, "
+        + ("a tmpfs" if box.tmpfs else "measured after each call")
+    )
     if box.weak:
         print(f"WEAK SANDBOX: {box.strength}")
         print("Grading for record refuses it unless you pass --allow-weak-sandbox.")
@@ -445,6 +452,9 @@ def main(argv: list[str] | None = None) -> int:
     except SuiteError as error:
         print(f"autograder: the hidden suite is broken: {error}", file=sys.stderr)
         return 3
+    except GraderFault as error:
+        print(f"autograder: the grader failed on this machine: {error}", file=sys.stderr)
+        return 4
 
 
 if __name__ == "__main__":

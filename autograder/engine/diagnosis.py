@@ -401,7 +401,7 @@ def at_fault(ctx: context.GradingContext, call: Call, same: Callable[[Any], bool
         module = module_from_source(source, "reference, mixed") if used else ctx.reference
         student = context.Student(ctx)
         for name in used:
-            setattr(module, name, getattr(student, name))
+            setattr(module, name, bounded(getattr(student, name), getattr(ctx.reference, name)))
         try:
             with warnings.catch_warnings(), np.errstate(all="ignore"):
                 warnings.simplefilter("ignore")
@@ -418,6 +418,42 @@ def at_fault(ctx: context.GradingContext, call: Call, same: Callable[[Any], bool
         return []  # the reference alone fails so too, or the student's own code differs
     alone = [name for name in callees if reproduces([name])]
     return alone or callees
+
+
+class Oversized(Exception):
+    """A student's value too big for the reference to be replayed on in the grader."""
+
+
+def bounded(student: Callable[..., Any], reference: Callable[..., Any]) -> Callable[..., Any]:
+    """``student``, whose every array is checked against what ``reference`` returns for the
+    same call before the replay goes on with it: the replay runs the reference in the grader,
+    so an array larger than the reference's (in size, or along any axis) could cost it any
+    time or memory (a (3, 12000, 43) split gives 12000 x 12000 scores). A reshuffle of the
+    reference's axes (a missing transpose) still passes, so it can still be blamed."""
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        got = student(*args, **kwargs)
+        want = reference(*args, **kwargs)  # trusted code on the replay's own (trusted) inputs
+        if not _within(got, want):
+            raise Oversized("the value is larger than the reference's for the same call")
+        return got
+
+    return call
+
+
+def _within(got: Any, want: Any) -> bool:
+    """Every array in ``got`` no larger, in size or along any axis, than the largest array
+    in ``want`` (in any order: a swapped pair of returned values is still replayed)."""
+    wanted = _arrays(want)
+    size = max((a.size for a in wanted), default=1)
+    longest = max((n for a in wanted for n in a.shape), default=1)
+    return all(a.size <= size and all(n <= longest for n in a.shape) for a in _arrays(got))
+
+
+def _arrays(value: Any) -> list[np.ndarray]:
+    if isinstance(value, tuple | list):
+        return [a for item in value for a in _arrays(item)]
+    return [value] if isinstance(value, np.ndarray) else []
 
 
 def reattribute(error: BaseException) -> BaseException:

@@ -27,7 +27,7 @@ from autograder.engine import quiz, student_tests
 from autograder.engine.context import GradingContext
 from autograder.engine.mistakes import Diagnoser, load_catalogue, module_from_source
 from autograder.engine.plugin import GradingPlugin
-from autograder.errors import SuiteError, UsageError
+from autograder.errors import GraderFault, SuiteError, UsageError
 from autograder.result import Result, TestResult
 from autograder.sandbox.layers import Sandbox, secret_values
 from autograder.sandbox.worker import Worker
@@ -108,6 +108,8 @@ def run_suite(
             GradingContext(worker=worker, reference=reference, diagnoser=diagnoser)
         )
         printed = run_pytest(assignment.suite / "test_hidden.py", plugin)
+    if plugin.faults:  # before the suite's problems: a fault leaves tests unrecorded
+        raise GraderFault(f"{assignment.slug}: the grader failed: {plugin.faults[0]}")
     problems = plugin.errors + incomplete(assignment, plugin)
     if problems:
         detail = "; ".join(problems) or printed.strip()[-2000:]

@@ -20,6 +20,7 @@ from autograder import PACKAGE_DIR
 from autograder.engine import context
 from autograder.engine.context import GradingContext, Reference, Student, SuiteFault, TestLog
 from autograder.engine.diagnosis import Feedback, reattribute
+from autograder.errors import GraderFault
 from autograder.result import TestResult
 from autograder.sandbox.worker import StudentProblem
 
@@ -35,6 +36,7 @@ class GradingPlugin:
         self.results: list[TestResult] = []
         self.collected: list[str] = []
         self.errors: list[str] = []  # a broken suite, not a student
+        self.faults: list[str] = []  # the grader or its machine failed (GraderFault)
 
     def pytest_configure(self, config: pytest.Config) -> None:
         config.stash[GRADING] = self.grading
@@ -101,6 +103,8 @@ class GradingPlugin:
         )
         if call.excinfo is None:
             result.score = value
+        elif isinstance(call.excinfo.value, GraderFault):
+            self.faults.append(f"{item.name}: {str(call.excinfo.value)[:300]}")
         elif trusted_fault(call.excinfo, grading.log):
             error = call.excinfo.value
             self.errors.append(f"{item.name}: {type(error).__name__}: {str(error)[:300]}")

@@ -17,6 +17,11 @@ Layers, weakest first:
   far as the kernel's ABI allows (see ``autograder/sandbox/runner/landlock.py``).
 - ``namespaces``: bubblewrap (``bwrap``): no network, a private PID space (nothing survives the
   sandbox), and a file system that shows only the submission copy and read-only Python.
+- ``cgroup``: as root, a cgroup per worker (v1 or v2, see ``autograder/sandbox/cgroups.py``):
+  every process it starts, however it detaches, is counted (64 tasks, for root too), limited
+  (memory, one CPU) and killed with the group when the worker ends.
+- ``tmpfs``: as root, each job folder is its own size-limited tmpfs
+  (``autograder/sandbox/scratch.py``); elsewhere it is measured after every call.
 
 A sandbox is **strong** when the worker can neither read the grader's files nor write outside
 its scratch folder: namespaces, or Landlock's file-system rules. Anything less is **weak**.
@@ -24,7 +29,8 @@ its scratch folder: namespaces, or Landlock's file-system rules. Anything less i
 
 Modes: ``auto`` uses every layer that works here; ``landlock`` hides bubblewrap (what a GitHub
 ``ubuntu-24.04`` runner gets); ``fallback`` leaves out bubblewrap and Landlock (an old kernel);
-``plain`` confines nothing. ``Reaper`` finds what a worker left behind, by parentage.
+``plain`` confines nothing. Each mode but ``plain`` uses the cgroup and tmpfs layers where they
+work. ``Reaper`` finds what a worker left behind by parentage, where no cgroup holds it.
 """
 
 from __future__ import annotations
@@ -50,9 +56,13 @@ from typing import Any
 
 import numpy as np
 
-from autograder import PACKAGE_DIR
+from autograder import PACKAGE_DIR, tree
 from autograder.errors import UsageError
+from autograder.sandbox import cgroups as cgroup_layer
+from autograder.sandbox import scratch
+from autograder.sandbox.cgroups import Cgroups, GroupLimits, WorkerGroup
 from autograder.sandbox.runner import landlock
+from autograder.tree import remove_tree
 
 MODES = ("auto", "landlock", "fallback", "plain")
 # The one wording of the sandbox's strength, for every help text, doctor and the README.
@@ -81,7 +91,10 @@ class Limits:
     cpu_seconds: int = 60  # whole worker life; the per-call wall clock is the real guard
     file_size: int = 16 << 20
     open_files: int = 64
-    processes: int = 64  # only effective under the dedicated uid
+    processes: int = 64  # RLIMIT_NPROC only binds under the dedicated uid; a cgroup's always
+    scratch: int = 96 << 20  # bytes of a job folder (runner, submission copy, scratch)
+    scratch_files: int = 4096  # files and folders of a job folder
+    cpus: float = 1.0  # CPU seconds per second, under a cgroup
 
 
 @dataclass(frozen=True)
@@ -103,6 +116,8 @@ class Sandbox:
     landlock_abi: int = 0  # 0: the Landlock layer is not used
     limits: Limits = field(default_factory=Limits)
     notes: list[str] = field(default_factory=list)  # why a layer is missing
+    cgroups: Cgroups | None = None  # a cgroup per worker, when one can be made here
+    tmpfs: bool = False  # each job folder is its own size-limited tmpfs
     reaper: Reaper = field(default_factory=lambda: Reaper())
 
     @classmethod
@@ -123,6 +138,7 @@ class Sandbox:
                 box.uid, box.reaper = uid, Reaper(uid, int(lock))
         if why:
             box.notes.append(f"no dedicated uid: {why}")
+        box._detect_containment()
         if mode == "fallback":
             box.notes.append("sandbox mode 'fallback' asked for: no Landlock, no namespaces")
             return box
@@ -138,6 +154,18 @@ class Sandbox:
             box.notes.append(f"no namespaces: {why}")
         return box
 
+    def _detect_containment(self) -> None:
+        """The kernel-tracked layers: a cgroup per worker, and a tmpfs per job folder."""
+        self.cgroups, why = _cgroups_here()
+        if self.cgroups and self.uid is not None and not shutil.which("setpriv"):
+            self.cgroups, why = None, "setpriv (util-linux) is needed to enter it as the uid"
+        if why:
+            self.notes.append(f"no cgroup: {why}")
+        why = scratch.tmpfs_usable()
+        self.tmpfs = not why
+        if why:
+            self.notes.append(f"no tmpfs per job: {why}; the job folder's size is measured")
+
     @property
     def layers(self) -> list[str]:
         if self.mode == "plain":
@@ -145,6 +173,10 @@ class Sandbox:
         found = ["process", "rlimits", "session", "scrubbed-env"]
         if self.uid is not None:
             found.append("uid")
+        if self.cgroups:
+            found.append("cgroup")
+        if self.tmpfs:
+            found.append("tmpfs")
         if self.landlock_abi:
             found.append("landlock")
         if self.bwrap:
@@ -271,6 +303,22 @@ class Sandbox:
             "grader": None if self.bwrap else os.getpid(),
         }
 
+    def new_group(self) -> WorkerGroup | None:
+        """A fresh cgroup for one worker, with this sandbox's limits, or None without one."""
+        if self.cgroups is None or self.mode == "plain":
+            return None
+        limits = self.limits
+        memory = limits.memory + limits.scratch  # tmpfs pages are charged to the writer
+        return self.cgroups.create(GroupLimits(limits.processes, memory, limits.cpus))
+
+    def launch(
+        self, argv: list[str], group: WorkerGroup | None
+    ) -> tuple[list[str], dict[str, Any]]:
+        """argv and Popen's options for a worker that is in ``group`` before it runs."""
+        if group is None:
+            return argv, self.spawn_options()
+        return group.enter(argv, self.uid), {}  # the uid is dropped after joining
+
     def spawn_options(self) -> dict[str, Any]:
         """subprocess.Popen's part: the dedicated uid, with no supplementary groups."""
         if self.uid is None:
@@ -318,15 +366,21 @@ class Reaper:
         if lock is not None:
             weakref.finalize(self, os.close, lock)  # the uid is free again when we are gone
 
-    def started(self, process: subprocess.Popen, job: Path) -> None:
+    def started(self, process: subprocess.Popen, job: Path, held: list[Path]) -> None:
+        """A worker started in ``job``, holding ``held`` (its cgroup folders)."""
         _LIVE_WORKERS.add(process.pid)
         if self.since is None:
             self.since = _start_time(process.pid)
-        _janitor().remember(job)
+        for path in [job, *held]:
+            _janitor().remember(path)
+
+    def released(self, held: list[Path]) -> None:
+        for path in held:
+            _janitor().forget(path)
 
     def forget(self, job: Path) -> None:
-        shutil.rmtree(job, ignore_errors=True)
-        _janitor().forget(job)
+        if remove_tree(job):  # else the janitor keeps it, and tries again at the end
+            _janitor().forget(job)
 
     def kill(self, process: subprocess.Popen, plain: bool = False) -> None:
         """Kill a worker's whole session, then anything it left running elsewhere."""
@@ -358,6 +412,7 @@ class Reaper:
         processes of the sandbox uid."""
         me, found = os.getpid(), []
         keep = _LIVE_WORKERS | {_janitor().pid}
+        children: dict[int, list[int]] = {}
         for entry in os.scandir("/proc"):
             if not entry.name.isdigit() or int(entry.name) in keep:
                 continue
@@ -368,10 +423,22 @@ class Reaper:
             except (OSError, IndexError):
                 continue
             state, parent, started = fields[0], int(fields[1]), int(fields[19])
+            children.setdefault(parent, []).append(int(entry.name))
             ours = parent == me and self.since is not None and started >= self.since
             if ours or (self.uid is not None and owner == self.uid and state not in (b"Z", b"X")):
                 found.append(int(entry.name))
-        return found
+        return found + _descendants_of(found, children)
+
+
+def _descendants_of(roots: list[int], children: dict[int, list[int]]) -> list[int]:
+    """Every process below ``roots``: a chain of nested children dies in one round, not one
+    level per round as each becomes an orphan."""
+    found, todo = [], [child for pid in roots for child in children.get(pid, [])]
+    while todo:
+        pid = todo.pop()
+        found.append(pid)
+        todo += children.get(pid, [])
+    return found
 
 
 def _start_time(pid: int) -> int:
@@ -380,21 +447,14 @@ def _start_time(pid: int) -> int:
 
 
 class Janitor:
-    """A small process that removes job folders when the grader dies, however it dies: it
-    reads "+path" and "-path" lines, and at end of input removes what is still listed."""
-
-    CODE = (
-        "import shutil, sys\n"
-        "jobs = set()\n"
-        "for line in sys.stdin:\n"
-        "    (jobs.add if line[0] == '+' else jobs.discard)(line[1:-1])\n"
-        "for job in jobs:\n"
-        "    shutil.rmtree(job, ignore_errors=True)\n"
-    )
+    """A small process that cleans up after the grader when it dies, however it dies: it
+    kills what is left in each worker's cgroup, then removes the job folders (see
+    autograder/sandbox/janitor.py)."""
 
     def __init__(self) -> None:
+        program = Path(__file__).with_name("janitor.py")
         self.process = subprocess.Popen(
-            [sys.executable, "-I", "-S", "-c", self.CODE],
+            [sys.executable, "-I", "-S", str(program), tree.__file__],
             stdin=subprocess.PIPE,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
@@ -408,11 +468,11 @@ class Janitor:
             self.process.stdin.write(line.encode() + b"\n")
             self.process.stdin.flush()
 
-    def remember(self, job: Path) -> None:
-        self._say(f"+{job}")
+    def remember(self, path: Path) -> None:
+        self._say(f"+{path}")
 
-    def forget(self, job: Path) -> None:
-        self._say(f"-{job}")
+    def forget(self, path: Path) -> None:
+        self._say(f"-{path}")
 
 
 @functools.cache
@@ -515,6 +575,11 @@ def _allocate_uid() -> tuple[int | None, int | str]:
 
 
 # -- detection ----------------------------------------------------------------------------------
+
+
+@functools.cache
+def _cgroups_here() -> tuple[Cgroups | None, str]:
+    return cgroup_layer.detect()
 
 
 NUMPY_SITE = str(Path(np.__file__).resolve().parent.parent)  # the folder NumPy is imported from

@@ -21,6 +21,9 @@ from pathlib import Path
 from typing import Any
 
 from autograder import PACKAGE_DIR
+from autograder.errors import GraderFault
+from autograder.sandbox import scratch
+from autograder.sandbox.cgroups import WorkerGroup
 from autograder.sandbox.channel import Channel, ChannelClosed, ChannelTimeout, Deadline
 from autograder.sandbox.layers import Sandbox
 from autograder.sandbox.problems import (
@@ -41,6 +44,7 @@ from autograder.sandbox.problems import (
     too_slow,
 )
 from autograder.sandbox.runner import wire
+from autograder.tree import TreeTooBig, walk_files
 
 __all__ = [  # the problem classes are imported from here by the suite's plugin and tests
     "StudentBadOutput",
@@ -62,7 +66,7 @@ BUDGET_TIMEOUTS = 6  # the whole submission gets this many per-call timeouts of 
 OUTPUT_CAP = 8192  # characters of printed output kept per call
 
 
-class SandboxFailed(RuntimeError):
+class SandboxFailed(GraderFault):
     """The worker could not confine itself as the sandbox promised: a grader-side error."""
 
 
@@ -99,42 +103,59 @@ class WorkerProcess:
 
     def __init__(self, submission: Path, module: str, sandbox: Sandbox) -> None:
         self.sandbox = sandbox
-        self.job = Path(tempfile.mkdtemp(prefix="autograder-job-"))
         self.process: subprocess.Popen | None = None
+        self.group: WorkerGroup | None = None
+        self.mounted = False
+        try:
+            self.job = Path(tempfile.mkdtemp(prefix="autograder-job-"))
+        except OSError as error:
+            raise SandboxFailed(f"no job folder could be made: {error.strerror}") from None
         try:
             self._start(submission, module)
+        except OSError as error:  # a full disk, most likely: the machine's fault, not the suite's
+            self.stop()
+            raise SandboxFailed(f"the worker's job could not be prepared: {error}") from None
         except BaseException:
             self.stop()
             raise
 
     def _start(self, submission: Path, module: str) -> None:
         os.chmod(self.job, 0o711)
-        runner, copy, scratch = self.job / "runner", self.job / "sub", self.job / "tmp"
+        limits = self.sandbox.limits
+        if self.sandbox.tmpfs:
+            scratch.mount_tmpfs(self.job, limits.scratch, limits.scratch_files)
+            self.mounted = True
+        runner, copy, scratch_folder = self.job / "runner", self.job / "sub", self.job / "tmp"
         runner.mkdir()
         for name in RUNNER_FILES:
             shutil.copy(RUNNER / name, runner / name)
-        rules = self.sandbox.landlock_rules(runner, copy, scratch)
+        rules = self.sandbox.landlock_rules(runner, copy, scratch_folder)
         if rules:
             (runner / "landlock.json").write_text(json.dumps(rules))
-        limits = self.sandbox.worker_limits()
-        if limits:
-            (runner / "limits.json").write_text(json.dumps(limits))
+        rlimits = self.sandbox.worker_limits()
+        if rlimits:
+            (runner / "limits.json").write_text(json.dumps(rlimits))
         copy_submission(submission, copy)
-        scratch.mkdir()
+        scratch_folder.mkdir()
         self.sandbox.prepare(runner, writable=False)
         self.sandbox.prepare(copy, writable=True)
-        self.sandbox.prepare(scratch, writable=True)
+        self.sandbox.prepare(scratch_folder, writable=True)
+        self.group = self.sandbox.new_group()
+        argv, options = self.sandbox.launch(
+            self.sandbox.command(runner, copy, scratch_folder, module), self.group
+        )
         self.process = subprocess.Popen(
-            self.sandbox.command(runner, copy, scratch, module),
+            argv,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
-            cwd=str(scratch),
+            cwd=str(scratch_folder),
             env=self.sandbox.environment(),
             start_new_session=True,
-            **self.sandbox.spawn_options(),
+            **options,
         )
-        self.sandbox.reaper.started(self.process, self.job)
+        held = self.group.folders if self.group else []
+        self.sandbox.reaper.started(self.process, self.job, held)
         assert self.process.stdin is not None and self.process.stdout is not None
         self.channel = Channel(self.process.stdin.fileno(), self.process.stdout.fileno())
 
@@ -148,13 +169,25 @@ class WorkerProcess:
         return code
 
     def stop(self) -> None:
+        """Kill the worker's whole cgroup (however its processes detached), then its session
+        and leftovers; unmount its tmpfs, whose last users are dead; remove the job folder."""
         if self.process is not None:
             for pipe in (self.process.stdin, self.process.stdout):
                 if pipe:
                     with contextlib.suppress(OSError):
                         pipe.close()
+        if self.group is not None:
+            self.group.kill()
+        if self.process is not None:
             self.sandbox.kill(self.process)
             self.process = None
+        if self.group is not None:
+            self.group.remove()
+            self.sandbox.reaper.released(self.group.folders)
+            self.group = None
+        if self.mounted:
+            scratch.unmount(self.job)
+            self.mounted = False
         self.sandbox.reaper.forget(self.job)
 
 
@@ -222,13 +255,21 @@ class Worker:
     def _spawn(self) -> None:
         self.sequence = 0  # the ready message
         self.starts += 1
-        self.running = WorkerProcess(self.submission, self.module, self.sandbox)
+        try:
+            self.running = WorkerProcess(self.submission, self.module, self.sandbox)
+        except TreeTooBig as problem:  # deterministic, like a failed import: sticky
+            self.import_problem = StudentImportFailed(
+                f"the submission could not be copied for grading: {problem}."
+            )
+            return
         self.unready = True
 
     def _await_ready(self) -> None:
         """Start the worker if prestart did not, then wait for its ready message."""
         if self.running is None:
             self._spawn()
+        if self.running is None:
+            return  # import_problem says why
         self.unready = False
         limit = max(self.timeout, START_FLOOR)
         try:
@@ -326,6 +367,7 @@ class Worker:
         deadline = self.budget.deadline(self.timeout)
         self._send(wire.pack(request, blobs), deadline, label)
         header, reply_blobs = self._receive(deadline, label)
+        self._check_disk(label)
         output = text(header.get("output"), OUTPUT_CAP)
         self.called = called_names(header.get("called"))
         if header.get("missing"):
@@ -350,6 +392,19 @@ class Worker:
         peak = header.get("peak_bytes", 0)
         self.peak = peak if type(peak) is int and peak >= 0 else 0
         return value, output
+
+    def _check_disk(self, doing: str) -> None:
+        """Without a tmpfs per job, the job folder is measured after each call instead."""
+        if self.sandbox.tmpfs or self.sandbox.mode == "plain" or self.running is None:
+            return
+        limits = self.sandbox.limits
+        size, files = scratch.measure(self.running.job, limits.scratch_files)
+        if size > limits.scratch or files > limits.scratch_files:
+            self._stop()
+            raise StudentCrashed(
+                f"while {doing}, your code wrote more than {limits.scratch >> 20} MiB or "
+                f"{limits.scratch_files} files to disk, and was stopped."
+            )
 
     def _send(self, data: bytes, deadline: Deadline, doing: str) -> None:
         assert self.running is not None
@@ -413,19 +468,14 @@ def handles(value: Any) -> list[wire.Handle]:
 
 
 def copy_submission(source: Path, target: Path) -> None:
-    """Copy regular files only (no links, no .git), up to COPY_LIMIT bytes."""
+    """Copy regular files only (no links, no hidden folder such as .git), up to COPY_LIMIT
+    bytes; raises TreeTooBig past the walk's depth or file-count limit."""
     target.mkdir()
     budget = COPY_LIMIT
-    for root, dirs, files in os.walk(source):
-        dirs[:] = [d for d in dirs if not d.startswith(".") and d != "__pycache__"]
-        rel = Path(root).relative_to(source)
-        (target / rel).mkdir(parents=True, exist_ok=True)
-        for name in files:
-            path = Path(root) / name
-            if path.is_symlink() or not path.is_file():
-                continue
-            size = path.stat().st_size
-            if size > budget:
-                continue
-            budget -= size
-            shutil.copyfile(path, target / rel / name)
+    for rel, path in walk_files(source):
+        size = path.stat(follow_symlinks=False).st_size
+        if size > budget:
+            continue
+        budget -= size
+        (target / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(path, target / rel, follow_symlinks=False)

@@ -44,6 +44,7 @@ from autograder.course.assignment import Assignment
 from autograder.errors import SuiteError, UsageError
 from autograder.platforms.record import grade_for_record, policy
 from autograder.result import Result, TestResult, write_json
+from autograder.tree import TreeTooBig, walk_files
 from autograder.workflows.collect import MANIFEST, read_manifest
 from autograder.workflows.records import DONE, RESULTS, Record, load_record
 
@@ -157,18 +158,17 @@ def in_shard(student: str, shard: tuple[int, int] | None) -> bool:
 
 def content_hash(folder: Path) -> str:
     """What grading can see of a submission: its regular files (the worker copies no links,
-    nothing hidden, no __pycache__), by relative path and content. Never follows a link."""
+    no hidden folder, no __pycache__), by relative path and content. Never follows a link.
+    A folder past the walk's limits hashes as its problem: grading then reports it."""
     digest = hashlib.sha256()
-    for root, dirs, files in os.walk(folder):
-        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d != "__pycache__")
-        for name in sorted(files):
-            path = Path(root) / name
-            if path.is_symlink() or not path.is_file():
-                continue
-            rel = path.relative_to(folder).as_posix().encode()
-            digest.update(len(rel).to_bytes(4, "big") + rel)
+    try:
+        for rel, path in walk_files(folder):
+            name = rel.encode()
+            digest.update(len(name).to_bytes(4, "big") + name)
             with path.open("rb") as f:
                 digest.update(hashlib.file_digest(f, "sha256").digest())
+    except TreeTooBig as problem:
+        return f"too-big:{problem}"
     return digest.hexdigest()
 
 
@@ -258,10 +258,9 @@ def _grade(student: str, folder: str) -> tuple[str, dict[str, Any] | str]:
         result = grade_for_record(_job["assignment"], Path(folder), _job["sandbox"])
         return "graded", result.to_dict()
     except SuiteError as error:
-        return "suite-error", f"Grading could not run (not a problem with your work): {error}"
-    except Exception as error:  # a grader fault: recorded, and retried on the next run
-        why = f"{type(error).__name__}: {error}"
-        return "grader-error", f"Grading could not run (not a problem with your work): {why}"
+        return "suite-error", could_not_run(str(error))
+    except Exception as error:  # a grader fault (a full disk too): retried on the next run
+        return "grader-error", could_not_run(described(error))
 
 
 def _job_main(connection: Connection, assignment: Assignment, sandbox_mode: str) -> None:
@@ -368,6 +367,23 @@ def record_of(
     return Record(sub.student, status, sub.sha, digest, grader, sub.notes, result, failure)
 
 
+def could_not_run(why: str) -> str:
+    return f"Grading could not run (not a problem with your work): {why}"
+
+
+def described(error: BaseException) -> str:
+    return f"{type(error).__name__}: {str(error)[:300]}"
+
+
+def store(record: Record, out: Path, say: Callable[[str], None] = print) -> None:
+    """Write one student's results.json; a failure to write (a full disk) is said, and costs
+    that student's row only: the next run grades them again."""
+    try:
+        record.write(out)
+    except OSError as error:
+        say(f"{record.student}: the result could not be written ({error.strerror or error})")
+
+
 def not_submitted(sub: Submission) -> str:
     why = "; ".join(sub.notes) or sub.status
     return f"No submission was collected ({why})."
@@ -404,13 +420,17 @@ def grade_batch(
     todo: list[tuple[Submission, str]] = []
     unchanged = 0
     for sub in chosen:
-        digest = content_hash(sub.folder) if sub.folder else ""
-        if is_current(load_record(out, sub.student), digest, grader):
-            unchanged += 1
-        elif sub.folder is None:
-            record_of(sub, sub.status, "", grader, not_submitted(sub)).write(out)
-        else:
-            todo.append((sub, digest))
+        try:
+            digest = content_hash(sub.folder) if sub.folder else ""
+            if is_current(load_record(out, sub.student), digest, grader):
+                unchanged += 1
+            elif sub.folder is None:
+                store(record_of(sub, sub.status, "", grader, not_submitted(sub)), out, say)
+            else:
+                todo.append((sub, digest))
+        except Exception as error:  # this student's row only; the others carry on
+            why = could_not_run(f"preparing this submission failed: {described(error)}")
+            store(record_of(sub, "grader-error", "", grader, why), out, say)
     say(
         f"{assignment.slug}: {len(chosen)} students"
         + (f" (shard {shard[0]}/{shard[1]} of {len(everyone)})" if shard else "")
@@ -465,7 +485,7 @@ def run_pool(
                         continue
                     status, data = "grader-error", "the grading process died on it twice"
                 record = record_of(sub, status, digest, grader, data)
-                record.write(out)
+                store(record, out, progress.say)
                 progress.step(f"{sub.student}: {record.score:g}" if record.graded else status)
     finally:
         for job in [*idle, *busy]:

@@ -23,7 +23,6 @@ import json
 import os
 import posixpath
 import re
-import shutil
 import subprocess
 import tempfile
 from collections.abc import Callable
@@ -34,6 +33,7 @@ from typing import Any
 
 from autograder.errors import UsageError
 from autograder.result import write_json
+from autograder.tree import MAX_DEPTH, MAX_FILES, TreeTooBig, remove_tree
 
 DEFAULT_TEMPLATE = "https://github.com/{org}/{assignment}-{login}.git"
 TOKEN_VARIABLES = ("AUTOGRADER_GIT_TOKEN", "GITHUB_TOKEN")
@@ -182,10 +182,15 @@ def export(git: Git, cache: Path, sha: str, target: Path, max_bytes: int) -> lis
     """Write the commit's regular files under ``target``; return notes on what was left out."""
     listing = git.run("ls-tree", "-r", "-z", "-l", "--full-tree", sha, git_dir=cache).stdout
     notes, blobs = [], []
-    for entry in filter(None, listing.split(b"\0")):
+    entries = list(filter(None, listing.split(b"\0")))
+    if len(entries) > MAX_FILES:
+        raise TreeTooBig(f"the repository holds more than {MAX_FILES} files")
+    for entry in entries:
         meta, raw_path = entry.split(b"\t", 1)
         mode, _, blob, size = meta.decode().split()
         path = raw_path.decode(errors="replace")
+        if path.count("/") > MAX_DEPTH:
+            raise TreeTooBig(f"the repository is nested deeper than {MAX_DEPTH} levels")
         if mode == MODE_SUBMODULE:
             notes.append(f"{path}: a submodule, not collected")
         elif mode == MODE_LINK:
@@ -229,15 +234,18 @@ def collect_one(git: Git, login: str, url: str, into: Path, want: str, max_bytes
     cache = into / CACHE / f"{login}.git"
     sha = fetch(git, row, cache, want)
     if sha is None:
-        shutil.rmtree(into / login, ignore_errors=True)  # nothing stale poses as collected
+        remove_tree(into / login)  # nothing stale poses as collected
         return row
     staging = Path(tempfile.mkdtemp(prefix=f".{login}.", dir=into))
     try:
         row.notes = export(git, cache, sha, staging, max_bytes)
-        shutil.rmtree(into / login, ignore_errors=True)
+        remove_tree(into / login)
         staging.rename(into / login)
+    except TreeTooBig as problem:
+        remove_tree(into / login)
+        row.status, row.notes = "failed", [f"{problem}: not collected"]
     finally:
-        shutil.rmtree(staging, ignore_errors=True)
+        remove_tree(staging)
     return row
 
 
