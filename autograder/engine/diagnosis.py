@@ -50,6 +50,7 @@ class Feedback(AssertionError):
         outcome: str = "wrong",
     ) -> None:
         self.mistakes = mistakes or []
+        self.shape = ""  # the generic error shape that fits, if any (shapes.py)
         self.detail, self.blame, self.outcome = detail, blame or [], outcome
         self.cause = cause or " or ".join(m.title for m in self.mistakes)
         self.explanation = "" if self.blame else explain(self.mistakes)
@@ -247,9 +248,10 @@ def failure(
             return Feedback(detail, diagnose(got), cause=cause, blame=culprits)
     mistakes = diagnose(got)
     shape = error_shape(got, want, rtol, atol, values) if want is not None else None
-    if shape and not mistakes:
-        return Feedback(detail, cause=shape)
-    return Feedback(detail, mistakes)
+    feedback = Feedback(detail, cause=shape) if shape and not mistakes else None
+    feedback = feedback or Feedback(detail, mistakes)
+    feedback.shape = shape or ""
+    return feedback
 
 
 def same_value(got: Any, replayed: Any) -> bool:
