@@ -10,7 +10,7 @@ is shown beside it).
 
 For each cluster, the lines where its members' function differs from the reference's are
 found statement by statement, after both are normalised (ast: formatting and comments gone,
-the function's own variable names replaced by their order of appearance), so that students
+the names of the function's own variables replaced by one placeholder), so that students
 who wrote the same bug in their own words and layout point at the same statements. A
 hand-written comparison: difflib on normalised statements is all it takes, and a
 clone-detection library would find similar code, not the statements that differ.
@@ -131,25 +131,17 @@ def function_node(source: str, name: str) -> ast.FunctionDef | None:
 
 
 def own_names(node: ast.FunctionDef) -> dict[str, str]:
-    """The function's parameters and the names it assigns, each replaced by its order of
-    first appearance: ``scores`` and ``s`` both become ``v3`` when they play the same part."""
-    bound = {a.arg for a in ast.walk(node.args) if isinstance(a, ast.arg)}
-    for sub in ast.walk(node):
-        if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Store):
-            bound.add(sub.id)
-    seen = [a.arg for a in (*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs)]
-    names = [
-        n.id
-        for n in sorted(
-            (n for n in ast.walk(node) if isinstance(n, ast.Name)),
-            key=lambda n: (n.lineno, n.col_offset),
-        )
-    ]
-    order: dict[str, str] = {}
-    for name in [*seen, *names]:
-        if name in bound and name not in order:
-            order[name] = f"v{len(order)}"
-    return order
+    """The names the function assigns, other than its parameters, each replaced by ``_``: the
+    parameters are the API's, the same for everyone, while ``scores`` and ``s`` are one
+    student's word against another's. (Numbering them instead would let one removed variable
+    renumber, and so mark, every statement after it.)"""
+    params = {a.arg for a in ast.walk(node.args) if isinstance(a, ast.arg)}
+    bound = {
+        sub.id
+        for sub in ast.walk(node)
+        if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Store) and sub.id not in params
+    }
+    return dict.fromkeys(bound, "_")
 
 
 class Renamer(ast.NodeTransformer):
