@@ -15,7 +15,16 @@ from autograder.platforms.record import grade_for_record
 from autograder.result import write_json
 from autograder.sandbox.layers import MODES, STRONG_MEANS, WEAK_MEANS, Sandbox
 from autograder.sandbox.worker import BUDGET_TIMEOUTS
-from autograder.workflows import batch, classreport, collect, merge, publish
+from autograder.workflows import (
+    batch,
+    classreport,
+    clusters,
+    collect,
+    insight,
+    merge,
+    publish,
+    similarity,
+)
 from autograder.workflows import check as checking
 from autograder.workflows.release import release
 
@@ -171,12 +180,52 @@ def cmd_merge(args: argparse.Namespace) -> int:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    stats = classreport.write(Path(args.folder))
+    stats = classreport.write(Path(args.folder), getattr(args, "min_cluster", clusters.MIN_SIZE))
     print(f"class report for {len(stats.students)} students: {Path(args.folder) / 'report.html'}")
     if args.summary_to:
         with open(args.summary_to, "a") as summary:
             summary.write(classreport.job_summary(stats))
     return 0
+
+
+def cmd_propose(args: argparse.Namespace) -> int:
+    target = Path(args.out) if args.out else None
+    path, count = insight.propose(args.assignment, Path(args.results), target, args.min_cluster)
+    print(f"{count} draft catalogue entries, to review before use: {path}")
+    return 0
+
+
+def cmd_similarity(args: argparse.Namespace) -> int:
+    found = insight.write_similarity(Path(args.results), args.top)
+    print(similarity.CAVEAT)
+    for rank, pair in enumerate(found.top(args.top), 1):
+        print(f"{rank:3d}. {pair.score:.2f}  {pair.first}  {pair.second}")
+    print(
+        f"{len(found.pairs)} pairs ranked in {found.seconds:.1f} s: {Path(args.results)}/"
+        f"{insight.SIMILARITY_MD}, side by side in {insight.SIMILARITY_HTML}"
+    )
+    return 0
+
+
+def add_min_cluster_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--min-cluster",
+        type=positive,
+        default=clusters.MIN_SIZE,
+        metavar="N",
+        help="the least number of students in a cluster of unexplained mistakes "
+        "(default: %(default)s)",
+    )
+
+
+def positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of at least 1")
+    return value
 
 
 def cmd_publish(args: argparse.Namespace) -> int:
@@ -419,7 +468,48 @@ def parser() -> argparse.ArgumentParser:
         help="also append a short Markdown summary (distribution, frequent mistakes, no names) "
         "to FILE, e.g. $GITHUB_STEP_SUMMARY",
     )
+    add_min_cluster_option(p)
     p.set_defaults(run=cmd_report)
+
+    p = sub.add_parser(
+        "propose",
+        help="draft catalogue entries from the clusters of unexplained mistakes of a class",
+        description="Read a grade-batch or merge output folder RESULTS of ASSIGNMENT, find the "
+        "clusters of students who fail the same tests of a function with the same wrong values "
+        "that no catalogued mistake or generic error shape explains, and write one draft "
+        "catalogue entry per cluster (the representative student's function, with a name, "
+        "replaces, and a title, why and hint to fill in) to a file for review, never into the "
+        "suite. Once reviewed and added to the suite, `check` validates it.",
+    )
+    p.add_argument("assignment", help="the assignment the class was graded for")
+    p.add_argument("results", metavar="RESULTS", help="a grade-batch or merge output folder")
+    p.add_argument(
+        "--out",
+        metavar="FILE",
+        help=f"where the drafts go (default: RESULTS/{clusters.PROPOSALS}; never a suite)",
+    )
+    add_min_cluster_option(p)
+    p.set_defaults(run=cmd_propose)
+
+    p = sub.add_parser(
+        "similarity",
+        help="rank every pair of submissions of a class by code similarity (instructor only)",
+        description="Compare every pair of submissions of a grade-batch or merge output folder "
+        "RESULTS with copydetect (winnowing over normalised tokens), the starter code "
+        "subtracted, and write RESULTS/similarity.md (every pair that shares code, ranked, with "
+        "scores) and RESULTS/similarity.html (the top pairs side by side, matching regions "
+        "marked). A high score is a signal for a person to look at, not a verdict. It names "
+        "students: never publish it.",
+    )
+    p.add_argument("results", metavar="RESULTS", help="a grade-batch or merge output folder")
+    p.add_argument(
+        "--top",
+        type=positive,
+        default=similarity.TOP,
+        metavar="N",
+        help="pairs printed and shown side by side (default: %(default)s)",
+    )
+    p.set_defaults(run=cmd_similarity)
 
     p = sub.add_parser(
         "publish",

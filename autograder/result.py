@@ -46,6 +46,11 @@ class TestResult:
     explanation: str = ""  # why that cause is wrong, and a hint; said once per function
     blame: list[str] = field(default_factory=list)  # other functions this failure comes from
     printed: str = ""  # what the student's code printed, capped; shown escaped
+    # for the instructor's analyses only (engine/fingerprint.py): a hash of what the student's
+    # code gave in a failed test, and the generic error shape that fits, even where a
+    # catalogued mistake was named instead
+    fingerprint: str = ""
+    shape: str = ""
 
     @property
     def passed(self) -> bool:

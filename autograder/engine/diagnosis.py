@@ -52,6 +52,7 @@ class Feedback(AssertionError):
         outcome: str = "wrong",
     ) -> None:
         self.mistakes = mistakes or []
+        self.shape = ""  # the generic error shape that fits, if any (shapes.py)
         self.detail, self.blame, self.outcome = detail, blame or [], outcome
         self.cause = cause or " or ".join(m.title for m in self.mistakes)
         self.explanation = "" if self.blame else explain(self.mistakes)
@@ -248,12 +249,15 @@ def failure(
             detail, cause = cascade(call.function, culprits)
             return Feedback(detail, diagnose(got), cause=cause, blame=culprits)
     mistakes = diagnose(got)
+    # The generic shape is kept even where a catalogued mistake is named (class insight).
+    shape = error_shape(got, want, rtol, atol, values) if want is not None else None
     if mistakes:
-        return Feedback(detail, mistakes)
-    found = variation(ctx, call, got) if ctx is not None and call is not None else None
-    if want is not None and not found:
-        found = error_shape(got, want, rtol, atol, values)
-    return Feedback(detail, cause=found or "")
+        feedback = Feedback(detail, mistakes)
+    else:
+        found = variation(ctx, call, got) if ctx is not None and call is not None else None
+        feedback = Feedback(detail, cause=found or shape or "")
+    feedback.shape = shape or ""
+    return feedback
 
 
 # -- generic variations of the reference ------------------------------------------------------

@@ -20,9 +20,10 @@ from autograder import PACKAGE_DIR
 from autograder.engine import context
 from autograder.engine.context import GradingContext, Reference, Student, SuiteFault, TestLog
 from autograder.engine.diagnosis import Feedback, reattribute
+from autograder.engine.fingerprint import fingerprint
 from autograder.errors import GraderFault
 from autograder.result import TestResult
-from autograder.sandbox.worker import StudentProblem
+from autograder.sandbox.worker import StudentProblem, StudentRaised
 
 GRADING = pytest.StashKey[GradingContext]()
 SUITES = PACKAGE_DIR / "suites"
@@ -117,6 +118,8 @@ class GradingPlugin:
                     error.explanation,
                     error.blame,
                 )
+                result.shape = error.shape
+            result.fingerprint = fingerprint_of(grading.log, error)
         self.results.append(result)
 
 
@@ -137,6 +140,15 @@ def trusted_fault(excinfo: pytest.ExceptionInfo, log: TestLog) -> bool:
     if innermost.is_relative_to(PACKAGE_DIR) and not innermost.is_relative_to(SUITES):
         return True
     return not log.calls
+
+
+def fingerprint_of(log: TestLog, error: BaseException) -> str:
+    """The fingerprint of a failed test: every whole value the student's code returned in
+    it, in order, and the exception it raised (engine/fingerprint.py)."""
+    calls = sorted((c for _, c in log.calls.values() if not c.path), key=lambda c: c.seq)
+    by_call = {id(c): v for v, c in log.calls.values()}
+    raised = error.type_name if isinstance(error, StudentRaised) else type(error).__name__
+    return fingerprint([by_call[id(c)] for c in calls], raised)
 
 
 def verdict(error: BaseException) -> tuple[str, str, list[str]]:

@@ -46,7 +46,7 @@ from autograder.platforms.record import grade_for_record, policy
 from autograder.result import Result, TestResult, write_json
 from autograder.tree import TreeTooBig, walk_files
 from autograder.workflows.collect import MANIFEST, read_manifest
-from autograder.workflows.records import DONE, RESULTS, Record, load_record
+from autograder.workflows.records import DONE, RESULTS, Record, graded_code, load_record
 
 STATE = "batch.json"  # what this output folder holds: assignment, grader version, students
 SCORES = "scores.csv"
@@ -485,6 +485,7 @@ def run_pool(
                         continue
                     status, data = "grader-error", "the grading process died on it twice"
                 record = record_of(sub, status, digest, grader, data)
+                record.code = graded_code(assignment, sub.folder) if record.graded else {}
                 store(record, out, progress.say)
                 progress.step(f"{sub.student}: {record.score:g}" if record.graded else status)
     finally:

@@ -22,6 +22,7 @@ from typing import Any
 from autograder.course.assignment import Assignment
 from autograder.engine.mistakes import load_catalogue
 from autograder.errors import UsageError
+from autograder.workflows import clusters, insight
 from autograder.workflows.batch import (
     atomic_write_text,
     mistakes,
@@ -246,7 +247,7 @@ def cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
-def to_html(stats: ClassStats, images: dict[str, bytes]) -> str:
+def to_html(stats: ClassStats, images: dict[str, bytes], extra: str = "") -> str:
     """One self-contained page: images inlined as data URIs, no script, nothing fetched."""
     total = stats.scores.get("total", [])
 
@@ -310,7 +311,7 @@ def to_html(stats: ClassStats, images: dict[str, bytes]) -> str:
         if stats.problems
         else "<p>None.</p>"
     )
-    return "\n".join(parts) + "\n</body></html>\n"
+    return "\n".join([*parts, extra]) + "\n</body></html>\n"
 
 
 def job_summary(stats: ClassStats, buckets: int = 10) -> str:
@@ -337,11 +338,14 @@ def job_summary(stats: ClassStats, buckets: int = 10) -> str:
     return "\n".join(lines) + "\n"
 
 
-def write(out: Path) -> ClassStats:
-    """Write report.md, report-images/*.png and report.html into the batch folder ``out``."""
+def write(out: Path, min_cluster: int = clusters.MIN_SIZE) -> ClassStats:
+    """Write report.md, report-images/*.png and report.html into the batch folder ``out``,
+    with the sections of workflows/insight.py (unexplained mistakes, similar submissions)."""
     out = Path(out)
     stats = gather(out)
     images = draw(stats, out / IMAGES)
-    atomic_write_text(out / "report.md", markdown(stats, {n: f"{IMAGES}/{n}" for n in images}))
-    atomic_write_text(out / "report.html", to_html(stats, images))
+    extra = insight.sections(out, min_cluster)
+    text = markdown(stats, {n: f"{IMAGES}/{n}" for n in images}) + extra.markdown
+    atomic_write_text(out / "report.md", text)
+    atomic_write_text(out / "report.html", to_html(stats, images, extra.html))
     return stats

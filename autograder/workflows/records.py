@@ -12,6 +12,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from autograder.course.assignment import Assignment
+from autograder.errors import UsageError
+from autograder.platforms.record import handed_in_files
 from autograder.result import Result, TestResult, write_json
 
 RESULTS = "results.json"
@@ -31,6 +34,9 @@ class Record:
     notes: list[str] = field(default_factory=list)
     result: Result | None = None  # None: not graded (see failure)
     failure: str = ""  # why there is no result, for the student
+    # the graded code, file name -> text (capped), for the instructor's analyses of the class
+    # (workflows/clusters.py, workflows/similarity.py); stored here so merged shards keep it
+    code: dict[str, str] = field(default_factory=dict)
 
     @property
     def graded(self) -> bool:
@@ -58,7 +64,13 @@ class Record:
             "notes": self.notes,
         }
         result = self.result.to_dict() if self.result else None
-        return {"format": FORMAT, "batch": batch, "result": result, "failure": self.failure}
+        return {
+            "format": FORMAT,
+            "batch": batch,
+            "result": result,
+            "failure": self.failure,
+            "code": self.code,
+        }
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Record:
@@ -72,10 +84,31 @@ class Record:
             notes=list(batch.get("notes", [])),
             result=Result.from_dict(result) if result else None,
             failure=str(data.get("failure", "")),
+            code={str(k): str(v) for k, v in (data.get("code") or {}).items()},
         )
 
     def write(self, out: Path) -> None:
         write_json(Path(out) / self.student / RESULTS, self.to_dict())
+
+
+CODE_CAP = 256 * 1024  # characters kept of one graded file
+
+
+def graded_code(assignment: Assignment, submission: Path | None) -> dict[str, str]:
+    """The code files that grading saw (for a notebook, those its answer cells stand for),
+    each capped; unreadable ones are left out. Read as text only, never run."""
+    code: dict[str, str] = {}
+    if submission is None:
+        return code
+    try:
+        with handed_in_files(assignment, Path(submission)) as files:
+            for name in assignment.code_files:
+                path = files / name
+                if path.is_file() and not path.is_symlink():
+                    code[name] = path.read_text(errors="replace")[:CODE_CAP]
+    except (OSError, ValueError, UsageError):
+        return code
+    return code
 
 
 def load_record(out: Path, student: str) -> Record | None:
