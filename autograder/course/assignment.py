@@ -86,6 +86,17 @@ class StudentTests:
         return f"your tests in {self.filename}"
 
 
+def equivalents(entries: list[dict[str, str]] | None) -> dict[str, str]:
+    """suite.yaml's ``equivalent_mutants``: a list of {mutant, why}, each why one line."""
+    found = {}
+    for entry in entries or []:
+        mutant, why = str(entry.get("mutant", "")).strip(), str(entry.get("why", "")).strip()
+        if not mutant or not why or "\n" in why:
+            raise UsageError(f"equivalent_mutants: {entry!r} needs a mutant and a one-line why")
+        found[mutant] = why
+    return found
+
+
 def slugs() -> list[str]:
     return sorted(p.parent.name for p in SUITES.glob("*/suite.yaml"))
 
@@ -104,6 +115,9 @@ class Assignment:
     together: dict[str, list[str]] = field(default_factory=dict)
     returns: dict[str, list[str]] = field(default_factory=dict)  # names of returned values
     student_tests: StudentTests | None = None  # see engine/student_tests.py
+    # mutants of the reference that no test can kill, by "function: mutated statement", with
+    # the one-line reason they are equivalent (see engine/mutants.py)
+    equivalent_mutants: dict[str, str] = field(default_factory=dict)
     course: Path | None = None  # None: found by find_root() when first needed
 
     @classmethod
@@ -124,6 +138,7 @@ class Assignment:
             together={k: list(v) for k, v in (data.get("graded_together") or {}).items()},
             returns={f: [str(n) for n in names] for f, names in data.get("returns", {}).items()},
             student_tests=StudentTests.declared(data.get("student_tests")),
+            equivalent_mutants=equivalents(data.get("equivalent_mutants")),
             course=Path(root) if root else None,
         )
 
