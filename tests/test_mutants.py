@@ -5,8 +5,8 @@ import textwrap
 
 import numpy as np
 import pytest
+from tiny import tiny_assignment
 
-from autograder.course.assignment import Assignment
 from autograder.engine import mutants as mutation
 from autograder.engine.mistakes import module_from_source
 from autograder.errors import UsageError
@@ -155,16 +155,8 @@ def test_scaled_rejects_negative(student):
 
 
 def tiny(tmp_path, more="", equivalent=""):
-    course, suites = tmp_path / "course", tmp_path / "suites"
-    for folder in ("reference", "assignments"):
-        (course / folder / "tiny").mkdir(parents=True)
-    (course / "reference" / "tiny" / "tiny.py").write_text(REFERENCE)
-    (course / "reference" / "tiny" / "answers.yaml").write_text("{}\n")
-    (suites / "tiny").mkdir(parents=True)
-    (suites / "tiny" / "test_hidden.py").write_text(SUITE.format(more=more))
-    declaration = "title: Tiny\nmodule: tiny\nfunctions: [scaled]\npoints: {part2: 10}\n"
-    (suites / "tiny" / "suite.yaml").write_text(declaration + equivalent)
-    return Assignment.load("tiny", root=course, suites=suites)
+    declaration = "functions: [scaled]\n" + equivalent
+    return tiny_assignment(tmp_path, REFERENCE, SUITE.format(more=more), declaration)
 
 
 def check_mutants(assignment):

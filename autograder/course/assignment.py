@@ -118,6 +118,9 @@ class Assignment:
     # mutants of the reference that no test can kill, by "function: mutated statement", with
     # the one-line reason they are equivalent (see engine/mutants.py)
     equivalent_mutants: dict[str, str] = field(default_factory=dict)
+    # class -> the attributes the handout lets a caller set; every other one may be read-only
+    settable: dict[str, list[str]] = field(default_factory=dict)
+    float32: bool = False  # the handout allows float32: the reference in float32 gets full marks
     course: Path | None = None  # None: found by find_root() when first needed
 
     @classmethod
@@ -139,6 +142,8 @@ class Assignment:
             returns={f: [str(n) for n in names] for f, names in data.get("returns", {}).items()},
             student_tests=StudentTests.declared(data.get("student_tests")),
             equivalent_mutants=equivalents(data.get("equivalent_mutants")),
+            float32=bool(data.get("float32", False)),
+            settable={k: [str(n) for n in v] for k, v in (data.get("settable") or {}).items()},
             course=Path(root) if root else None,
         )
 

@@ -35,6 +35,7 @@ from pathlib import Path
 from autograder.course import leaks
 from autograder.course.assignment import Assignment
 from autograder.course.stubs import has_markers
+from autograder.engine import forms
 from autograder.engine import mutants as mutation
 from autograder.engine.grading import grade, losses
 from autograder.engine.mistakes import Variant, load_catalogue
@@ -84,6 +85,7 @@ class Checker:
             self.verify(earned == 0, f"{what} score 0 on {part}", f"got {earned:g}")
         self.check_public_tests()
         self.check_catalogue(reference)
+        self.check_engine_forms()
         self.check_mutants(shapes)
         return not self.failures
 
@@ -208,6 +210,29 @@ class Checker:
             if wrongly
             else "",
         )
+
+    def check_engine_forms(self) -> None:
+        """The forms the engine makes from the reference (engine/forms.py) get full marks."""
+        a = self.assignment
+        made = forms.read_only_state(a.reference_source, a.settable)
+        if a.float32:
+            made += forms.in_float32(a.reference_source)
+        for form in made:
+            files = self.reference_files | {a.module_file: form.source}
+            with tempfile.TemporaryDirectory() as tmp:
+                for name, content in files.items():
+                    (Path(tmp) / name).write_text(content)
+                result = self.grade(Path(tmp))
+            lost = [
+                f"{t.id} ({t.message.splitlines()[0] if t.message else t.outcome})"
+                for t in result.part("part2")
+                if not t.passed
+            ]
+            self.verify(
+                not lost,
+                f"also correct, made by the engine: {form.name} gets full marks",
+                "; ".join(lost) + ": test only what the handout promises" if lost else "",
+            )
 
     def check_mutants(self, shapes: mutation.Shapes) -> None:
         """Every mutant loses Part 2 points, or suite.yaml lists it as equivalent."""
