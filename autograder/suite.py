@@ -61,6 +61,7 @@ __all__ = [
     "points",
     "raises",
     "softmax",
+    "tolerance",
 ]
 
 
@@ -69,9 +70,36 @@ def points(value: float, checks: str) -> pytest.MarkDecorator:
     return pytest.mark.points(value, checks=checks)
 
 
+# A float32 answer is compared against the float64 reference within this many float32 steps
+# (machine epsilons) of the largest expected value: the error of a float32 computation grows
+# with the size of the values, so a fixed atol fails correct float32 code on large ones
+# (scores near 1000) and a loose one hides mistakes on small ones.
+FLOAT32_STEPS = 16
+
+
+def tolerance(got: Any, want: Any, rtol: float = RTOL, atol: float = ATOL) -> tuple[float, float]:
+    """(rtol, atol) for comparing ``got`` with ``want``: as given, widened when ``got`` holds
+    float32 numbers to ``FLOAT32_STEPS`` float32 epsilons, relative and of max |want|."""
+    if not any(np.asarray(g).dtype == np.float32 for g in flat(got)):
+        return rtol, atol
+    step = FLOAT32_STEPS * float(np.finfo(np.float32).eps)
+    sizes = [np.abs(np.asarray(w, dtype=float)) for w in flat(want)]
+    largest = max((float(np.max(s[np.isfinite(s)], initial=0.0)) for s in sizes), default=0.0)
+    return max(rtol, step), max(atol, step * largest)
+
+
+def flat(value: Any) -> list[Any]:
+    """The arrays and numbers in a value that may be a tuple or list of them."""
+    if isinstance(value, tuple | list) and not all(np.isscalar(v) for v in value):
+        return [item for v in value for item in flat(v)]
+    return [value] if isinstance(value, np.ndarray | np.generic | float | int | list) else []
+
+
 def expect(got: Any, want: Any, rtol: float = RTOL, atol: float = ATOL) -> None:
-    """Fail with staged feedback unless ``got`` matches ``want`` within tolerance."""
+    """Fail with staged feedback unless ``got`` matches ``want`` within tolerance (widened for
+    a float32 answer, see ``tolerance``; the feedback states the one used)."""
     __tracebackhide__ = True  # pytest: the failure is the test's line, not this one
+    rtol, atol = tolerance(got, want, rtol, atol)
     axes = axes_of(got)
     with naming_axes(axes.get("")):
         found = problem(got, want, rtol, atol, names_of(got), axes)

@@ -87,6 +87,17 @@ class StudentTests:
         return f"your tests in {self.filename}"
 
 
+def equivalents(entries: list[dict[str, str]] | None) -> dict[str, str]:
+    """suite.yaml's ``equivalent_mutants``: a list of {mutant, why}, each why one line."""
+    found = {}
+    for entry in entries or []:
+        mutant, why = str(entry.get("mutant", "")).strip(), str(entry.get("why", "")).strip()
+        if not mutant or not why or "\n" in why:
+            raise UsageError(f"equivalent_mutants: {entry!r} needs a mutant and a one-line why")
+        found[mutant] = why
+    return found
+
+
 def slugs() -> list[str]:
     return sorted(p.parent.name for p in SUITES.glob("*/suite.yaml"))
 
@@ -107,6 +118,12 @@ class Assignment:
     # function -> value name ("" for a single array) -> the names of that array's axes
     axes: dict[str, dict[str, list[str]]] = field(default_factory=dict)
     student_tests: StudentTests | None = None  # see engine/student_tests.py
+    # mutants of the reference that no test can kill, by "function: mutated statement", with
+    # the one-line reason they are equivalent (see engine/mutants.py)
+    equivalent_mutants: dict[str, str] = field(default_factory=dict)
+    # class -> the attributes the handout lets a caller set; every other one may be read-only
+    settable: dict[str, list[str]] = field(default_factory=dict)
+    float32: bool = False  # the handout allows float32: the reference in float32 gets full marks
     course: Path | None = None  # None: found by find_root() when first needed
 
     @classmethod
@@ -128,6 +145,9 @@ class Assignment:
             returns={f: [str(n) for n in names] for f, names in data.get("returns", {}).items()},
             axes={f: axes_by_value(given) for f, given in (data.get("axes") or {}).items()},
             student_tests=StudentTests.declared(data.get("student_tests")),
+            equivalent_mutants=equivalents(data.get("equivalent_mutants")),
+            float32=bool(data.get("float32", False)),
+            settable={k: [str(n) for n in v] for k, v in (data.get("settable") or {}).items()},
             course=Path(root) if root else None,
         )
 

@@ -12,21 +12,26 @@ function hangs is graded in about 30 s plus a second or two of overhead.
 from __future__ import annotations
 
 import contextlib
+import functools
+import inspect
 import io
 import os
 import re
 import sys
 import time
-from collections.abc import Iterator
+import types
+import warnings
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from autograder.course.assignment import Assignment
-from autograder.engine import quiz, student_tests
-from autograder.engine.context import GradingContext
-from autograder.engine.mistakes import Diagnoser, load_catalogue, module_from_source
-from autograder.engine.plugin import GradingPlugin
+from autograder.engine import context, quiz, student_tests
+from autograder.engine.context import GradingContext, Reference, Student, TestLog
+from autograder.engine.mistakes import Catalogue, Diagnoser, load_catalogue, module_from_source
+from autograder.engine.plugin import GradingPlugin, rng_for, trusted_fault
 from autograder.errors import GraderFault, SuiteError, UsageError
 from autograder.result import Result, TestResult
 from autograder.sandbox.layers import Sandbox, secret_values
@@ -121,6 +126,78 @@ def run_suite(
         return plugin.results
     runner = student_tests.Runner(spec, submission, sandbox, assignment.timeout)
     return [*plugin.results, student_tests.grade(runner, diagnoser.catalogue, reference, source)]
+
+
+def losses(assignment: Assignment, submission: Path, sandbox: Sandbox, function: str) -> list[str]:
+    """The hidden tests that a mutant of ``function`` fails: at most the first one.
+
+    The mutant runs as a student's code does, in the same worker and sandbox, and the suite's
+    tests judge it with the same rules as the grading plugin (``trusted_fault``). But only the
+    tests that can see ``function`` run, its own first; the run stops at the first loss (one
+    lost point kills a mutant); nothing is diagnosed; and the tests are called directly rather
+    than through a pytest session, whose start-up would cost more than the tests themselves
+    (mutation testing runs a hundred of them per assignment). Suite tests take only the
+    ``student``, ``reference`` and ``rng`` fixtures, so nothing of pytest is missed."""
+    source = assignment.reference_source
+    reference = module_from_source(source, f"reference {assignment.slug}")
+    quiet = Diagnoser(Catalogue(), source, assignment.returns)
+    tests = focused(suite_tests(assignment.suite / "test_hidden.py"), assignment, function)
+    with Worker(submission, assignment.module, sandbox, assignment.timeout) as worker:
+        worker.prestart()
+        grading = GradingContext(worker=worker, reference=reference, diagnoser=quiet)
+        for name, test in tests:
+            if not passes(grading, name, test):
+                return [name]
+    return []
+
+
+def passes(grading: GradingContext, name: str, test: Callable[..., Any]) -> bool:
+    grading.log = TestLog()
+    fixtures = {
+        "student": lambda: Student(grading),
+        "reference": lambda: Reference(grading.reference),
+        "rng": lambda: rng_for(name),
+    }
+    wanted = inspect.signature(test).parameters
+    with context.running(grading):
+        try:
+            test(**{k: make() for k, make in fixtures.items() if k in wanted})
+        except Exception as error:
+            if trusted_fault(pytest.ExceptionInfo.from_exception(error), grading.log):
+                raise SuiteError(f"{name}: {type(error).__name__}: {str(error)[:300]}") from error
+            return False
+    return True
+
+
+def focused(
+    tests: list[tuple[str, Callable[..., Any]]], assignment: Assignment, function: str
+) -> list[tuple[str, Callable[..., Any]]]:
+    """The tests that can see ``function``: those of the function itself first."""
+    own = [(n, t) for n, t in tests if checked_by(t) == function]
+    others = [
+        (n, t)
+        for n, t in tests
+        if checked_by(t) != function and assignment.graded_together(checked_by(t), function)
+    ]
+    return own + others
+
+
+def checked_by(test: Callable[..., Any]) -> str:
+    marks = getattr(test, "pytestmark", [])
+    return next((str(m.kwargs.get("checks", "")) for m in marks if m.name == "points"), "")
+
+
+@functools.lru_cache(maxsize=8)
+def _suite_module(path: str, content: str) -> types.ModuleType:
+    with warnings.catch_warnings():  # @points is registered only in a grading session
+        warnings.simplefilter("ignore", pytest.PytestUnknownMarkWarning)
+        return module_from_source(content, f"hidden suite {Path(path).parent.name}")
+
+
+def suite_tests(path: Path) -> list[tuple[str, Callable[..., Any]]]:
+    """The test functions of a suite file, in the file's order, loaded once per content."""
+    module = _suite_module(str(path), path.read_text())
+    return [(n, f) for n, f in vars(module).items() if n.startswith("test_") and callable(f)]
 
 
 def incomplete(assignment: Assignment, plugin: GradingPlugin) -> list[str]:

@@ -54,8 +54,7 @@ class GradingPlugin:
 
     @pytest.fixture
     def rng(self, request: pytest.FixtureRequest) -> np.random.Generator:
-        """Inputs are random but fixed per test: same submission, same result."""
-        return np.random.default_rng(zlib.crc32(request.node.name.encode()))
+        return rng_for(request.node.name)
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_protocol(self, item: pytest.Item) -> Generator[None, object, object]:
@@ -121,6 +120,11 @@ class GradingPlugin:
                 result.shape = error.shape
             result.fingerprint = fingerprint_of(grading.log, error)
         self.results.append(result)
+
+
+def rng_for(test_name: str) -> np.random.Generator:
+    """Inputs are random but fixed per test: same submission, same result."""
+    return np.random.default_rng(zlib.crc32(test_name.encode()))
 
 
 def trusted_fault(excinfo: pytest.ExceptionInfo, log: TestLog) -> bool:

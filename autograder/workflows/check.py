@@ -10,6 +10,12 @@ test is failed by at least one known mistake; and no quiz answer is printed in w
 get. It prints a table of mistakes against the tests that caught them, and, after every
 assignment, one summary table (assignment, result, what failed, seconds). The tables are plain
 aligned text rather than rich's boxes: a CI log keeps them, and each line greps on its own.
+
+Then mutation testing: every one-change mutant of the reference's solution regions
+(``engine/mutants.py``) must lose Part 2 points, or be listed in suite.yaml's
+``equivalent_mutants`` with a one-line reason. Mutants are graded as students are, in the
+same worker and sandbox, on every core (a pool of job processes, each with its own sandbox);
+a survivor is printed as the one line it changed, with the handout promise it breaks.
 """
 
 from __future__ import annotations
@@ -17,19 +23,24 @@ from __future__ import annotations
 import copy
 import functools
 import hashlib
+import multiprocessing
+import os
 import shutil
 import subprocess
 import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterable
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
 from autograder.course import leaks
 from autograder.course.assignment import Assignment
 from autograder.course.stubs import has_markers
-from autograder.engine.grading import grade
+from autograder.engine import forms
+from autograder.engine import mutants as mutation
+from autograder.engine.grading import grade, losses
 from autograder.engine.mistakes import Variant, load_catalogue
 from autograder.engine.student_tests import STUDENT_TESTS
 from autograder.result import Result, TestResult
@@ -62,7 +73,8 @@ class Checker:
         self.say(f"checking {a.slug} ({a.title})")
         self.check_generated()
         self.check_no_printed_answers()
-        reference = self.grade(a.reference)
+        with mutation.trace_shapes(filename=f"<reference {a.slug}>") as shapes:
+            reference = self.grade(a.reference)
         lost = [
             f"{t.id} ({t.message.splitlines()[0] if t.message else t.outcome})"
             for t in reference.tests
@@ -76,6 +88,8 @@ class Checker:
             self.verify(earned == 0, f"{what} score 0 on {part}", f"got {earned:g}")
         self.check_public_tests()
         self.check_catalogue(reference)
+        self.check_engine_forms()
+        self.check_mutants(shapes)
         return not self.failures
 
     def check_generated(self) -> None:
@@ -206,6 +220,62 @@ class Checker:
             else "",
         )
 
+    def check_engine_forms(self) -> None:
+        """The forms the engine makes from the reference (engine/forms.py) get full marks."""
+        a = self.assignment
+        made = forms.read_only_state(a.reference_source, a.settable)
+        if a.float32:
+            made += forms.in_float32(a.reference_source)
+        for form in made:
+            files = self.reference_files | {a.module_file: form.source}
+            with tempfile.TemporaryDirectory() as tmp:
+                for name, content in files.items():
+                    (Path(tmp) / name).write_text(content)
+                result = self.grade(Path(tmp))
+            lost = [
+                f"{t.id} ({t.message.splitlines()[0] if t.message else t.outcome})"
+                for t in result.part("part2")
+                if not t.passed
+            ]
+            self.verify(
+                not lost,
+                f"also correct, made by the engine: {form.name} gets full marks",
+                "; ".join(lost) + ": test only what the handout promises" if lost else "",
+            )
+
+    def check_mutants(self, shapes: mutation.Shapes) -> None:
+        """Every mutant loses Part 2 points, or suite.yaml lists it as equivalent."""
+        a = self.assignment
+        found = mutation.mutants(a.reference_source, shapes)
+        self.say(f"  grading {len(found)} mutants of the reference...")
+        start = time.perf_counter()
+        killed = kill_all(a, self.sandbox, self.reference_files, found)
+        seconds = time.perf_counter() - start
+        declared = a.equivalent_mutants
+        survivors = [m for m, lost in zip(found, killed, strict=True) if not lost]
+        for mutant in survivors:
+            if mutant.key in declared:
+                continue
+            broken = mutation.promise(mutant, a.reference_source)
+            self.verify(
+                False,
+                f"mutant survives: {mutant.diff()}",
+                f"no test loses a point ({mutant.operator})"
+                + (f"; it breaks the promise: {broken!r}" if broken else "")
+                + f". Add a test, or list it in suite.yaml's equivalent_mutants as {mutant.key!r}"
+                " with why",
+            )
+        live = {m.key for m in survivors}
+        for key in declared:
+            if key not in live:
+                why = "no longer generated" if key not in {m.key for m in found} else "killed"
+                self.verify(False, f"equivalent mutant {key!r} is listed in suite.yaml", why)
+        equivalent = sum(m.key in declared for m in survivors)
+        self.say(
+            f"  mutants: {len(found)} generated, {len(found) - len(survivors)} killed, "
+            f"{equivalent} declared equivalent ({seconds:.1f} s)"
+        )
+
     @functools.cached_property
     def reference_files(self) -> dict[str, str]:
         """The reference's code files and answers: every variant starts from them."""
@@ -239,6 +309,45 @@ class Checker:
                     (Path(tmp) / name).write_text(content)
                 GRADED[key] = self.grade(Path(tmp))
         return copy.deepcopy(GRADED[key])
+
+
+def kill_all(
+    assignment: Assignment,
+    sandbox: Sandbox,
+    files: dict[str, str],
+    found: list[mutation.Mutant],
+) -> list[list[str]]:
+    """For each mutant, the tests it fails, graded in parallel on every core."""
+    jobs = [(files | {assignment.module_file: m.source}, m.function) for m in found]
+    if not jobs:
+        return []
+    cores = min(os.cpu_count() or 1, len(jobs))
+    if len(jobs) < SERIAL_BELOW or cores == 1:  # starting job processes would cost more
+        _start(assignment, sandbox.mode)
+        return [_kill(job) for job in jobs]
+    spawn = multiprocessing.get_context("spawn")  # a clean process: no grader state copied
+    setup = (assignment, sandbox.mode)
+    with ProcessPoolExecutor(cores, mp_context=spawn, initializer=_start, initargs=setup) as pool:
+        return list(pool.map(_kill, jobs, chunksize=max(1, len(jobs) // (4 * cores))))
+
+
+SERIAL_BELOW = 8  # mutants: fewer are graded in this process, one after the other
+_job: dict[str, object] = {}
+
+
+def _start(assignment: Assignment, mode: str) -> None:
+    """Runs once per job process: its own sandbox (its own marker and uid)."""
+    _job["assignment"], _job["sandbox"] = assignment, Sandbox.detect(mode)
+
+
+def _kill(job: tuple[dict[str, str], str]) -> list[str]:
+    files, function = job
+    assignment, sandbox = _job["assignment"], _job["sandbox"]
+    assert isinstance(assignment, Assignment) and isinstance(sandbox, Sandbox)
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, content in files.items():
+            (Path(tmp) / name).write_text(content)
+        return losses(assignment, Path(tmp), sandbox, function)
 
 
 def digest(parts: list[tuple[str, str]]) -> str:

@@ -10,7 +10,7 @@ B = 2, T >= 5, context_length = 12 > T. Expected values come from the reference.
 
 import numpy as np
 
-from autograder.suite import check, expect, expect_structure, points, raises
+from autograder.suite import check, expect, expect_structure, points, raises, tolerance
 
 N_EMBED, N_HEAD, CONTEXT = 24, 3, 12
 TOLERANCE = {"rtol": 1e-5, "atol": 1e-6}  # four projections: room for a float32 answer
@@ -48,7 +48,9 @@ def test_init_builds_the_mask_buffer(student, reference):
 
 @points(3, checks="CausalSelfAttention.__init__")
 def test_init_weights_are_scaled(student):
-    """W_q, W_k, W_v, W_o are (n_embed, n_embed), drawn with a spread of 1 / sqrt(n_embed)"""
+    """W_q, W_k, W_v, W_o are (n_embed, n_embed), drawn with a spread of 1 / sqrt(n_embed),
+    from np.random.default_rng(seed): the same seed gives the same weights, another seed
+    others (which weights a seed gives is not fixed: the draw order is free)"""
     layer = student.CausalSelfAttention(256, 4, 8, seed=0)
     for name in ("W_q", "W_k", "W_v", "W_o"):
         weights = getattr(layer, name)
@@ -60,6 +62,22 @@ def test_init_weights_are_scaled(student):
             "weights should be drawn with 1 / sqrt(256) = 0.0625.",
             weights,
         )
+    first, again, other = (
+        student.CausalSelfAttention(N_EMBED, N_HEAD, CONTEXT, seed=s) for s in (1, 1, 2)
+    )
+    names = ("W_q", "W_k", "W_v", "W_o")
+    same = all(np.array_equal(getattr(first, n), getattr(again, n)) for n in names)
+    check(
+        same,
+        "two layers built with seed=1 have different weights: draw them from "
+        "np.random.default_rng(seed), and nothing else random.",
+    )
+    moved = any(not np.array_equal(getattr(first, n), getattr(other, n)) for n in names)
+    check(
+        moved,
+        "layers built with seed=1 and seed=2 have the same weights: is the seed passed to "
+        "np.random.default_rng?",
+    )
 
 
 @points(2, checks="CausalSelfAttention.__init__")
@@ -126,6 +144,10 @@ def test_weights_reject_bad_input(student, reference, rng):
         mine, _ = twins(student, reference, rng)
         with raises("ValueError"):
             mine.attention_weights(rng.normal(size=bad))
+    # context_length 1: its (1, 1) mask broadcasts over any T, so only a check of T raises
+    mine, _ = twins(student, reference, rng, context=1)
+    with raises("ValueError"):
+        mine.attention_weights(rng.normal(size=(1, 3, N_EMBED)))
 
 
 # -- forward: 22 ----------------------------------------------------------------------------
@@ -170,8 +192,9 @@ def test_forward_future_cannot_leak(student, reference, rng):
         changed = x.copy()
         changed[:, t + 1 :] += 5 * rng.normal(size=changed[:, t + 1 :].shape)
         after = mine.forward(changed)
+        rtol, atol = tolerance(after, before)  # widened for a float32 answer
         check(
-            np.allclose(after[:, : t + 1], before[:, : t + 1]),
+            np.allclose(after[:, : t + 1], before[:, : t + 1], rtol=rtol, atol=atol),
             f"changing the tokens after position {t} changed the output at position {t} or "
             "before: the future leaks.",
             after,
@@ -184,3 +207,6 @@ def test_forward_rejects_too_long_sequences(student, reference, rng):
     mine, _ = twins(student, reference, rng)
     with raises("ValueError"):
         mine.forward(rng.normal(size=(1, CONTEXT + 1, N_EMBED)))
+    short, _ = twins(student, reference, rng, context=1)  # a (1, 1) mask broadcasts
+    with raises("ValueError"):
+        short.forward(rng.normal(size=(1, 3, N_EMBED)))

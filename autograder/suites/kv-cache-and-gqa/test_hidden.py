@@ -11,7 +11,7 @@ their object, living in the worker, and the tests read its keys and values after
 
 import numpy as np
 
-from autograder.suite import check, expect, expect_structure, points
+from autograder.suite import check, expect, expect_structure, points, raises
 
 C, HEADS, KV_HEADS, T = 24, 4, 2, 7
 TOLERANCE = {"rtol": 1e-5, "atol": 1e-6}  # four projections: room for a float32 answer
@@ -112,10 +112,17 @@ def test_gqa_with_one_kv_head_is_multi_query(student, reference, rng):
 
 @points(2, checks="grouped_query_attention")
 def test_gqa_eight_heads_in_two_groups(student, reference, rng):
-    """8 query heads in 2 groups of 4, on a wider model (C = 48)"""
+    """8 query heads in 2 groups of 4, on a wider model (C = 48); and ValueError when
+    n_kv_head does not divide n_head, or n_head does not divide C"""
     X, W = rng.normal(size=(5, 48)), weights(rng, n_head=8, n_kv_head=2, c=48)
     got = student.grouped_query_attention(X, *W, 8, 2)
     expect(got, reference.grouped_query_attention(X, *W, 8, 2), **TOLERANCE)
+    X = rng.normal(size=(T, C))
+    for n_head, n_kv_head in ((4, 3), (5, 1)):
+        d_head = C // n_head
+        W = [rng.normal(size=(C, n)) for n in (C, n_kv_head * d_head, n_kv_head * d_head, C)]
+        with raises("ValueError"):  # an assert gives AssertionError
+            student.grouped_query_attention(X, *W, n_head, n_kv_head)
 
 
 # -- KVCache: 12 ----------------------------------------------------------------------------
@@ -147,13 +154,15 @@ def test_cache_values_kept_apart(student, rng):
 
 @points(4, checks="KVCache.__len__")
 def test_cache_length_counts_positions(student, rng):
-    """len(KVCache()) is 0, and len(cache) is S for keys of shape (n_kv_head, S, d_head)"""
-    cache = student.KVCache()
-    empty = len(cache)
+    """len(KVCache()) is 0, and len(cache) is S after appending S positions in all"""
+    empty = len(student.KVCache())
     check(empty == 0, f"len(KVCache()) is {empty}, not 0.")
-    cache.keys, cache.values = rng.normal(size=(2, 5, 6)), rng.normal(size=(2, 5, 6))
-    count = len(cache)  # set directly, so that only __len__ is graded here
-    check(count == 5, f"with keys of shape (2, 5, 6), len(cache) is {count}, not 5.", count)
+    # only through append: the handout lets no caller set keys or values
+    # 2 then 3: a cache that keeps only the last chunk (3) and one that counts kv heads (2)
+    # give different wrong lengths, so the feedback can tell the two apart
+    cache, _, _ = filled(student, rng, chunks=(2, 3))
+    count = len(cache)
+    check(count == 5, f"after appending 2 then 3 positions, len(cache) is {count}, not 5.", count)
 
 
 # -- decode_step: 16 ------------------------------------------------------------------------

@@ -150,10 +150,12 @@ def test_split_heads_values(student, reference, rng):
 
 @points(4, checks="split_heads")
 def test_split_heads_rejects_bad_h(student, rng):
-    """raises ValueError when h does not divide d"""
+    """raises ValueError when h does not divide d, h = 0 included"""
     X = rng.normal(size=(T, D_MODEL))
     with raises("ValueError"):
         student.split_heads(X, 5)
+    with raises("ValueError"):  # not the ZeroDivisionError of d % 0
+        student.split_heads(X, 0)
 
 
 # -- merge_heads: 8 -------------------------------------------------------------------------
