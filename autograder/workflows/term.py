@@ -144,6 +144,10 @@ class Where:
 
     def __init__(self, path: Path) -> None:
         self.path = path
+        self.keys: dict[int, Any] = {}  # a value node's id -> its key node
+
+    def key_of(self, node: Any) -> Any:
+        return self.keys.get(id(node), node)
 
     def error(self, node: Any, message: str) -> UsageError:
         line = node.start_mark.line + 1 if node is not None else 1
@@ -160,6 +164,7 @@ class Where:
             if name in found:
                 raise self.error(key, f"{name!r} is given twice in {what}")
             found[name] = value
+            self.keys[id(value)] = key
         return found
 
     def scalar(self, node: Any, what: str) -> str:
@@ -249,7 +254,7 @@ def read_course(path: Path, known: Iterable[str]) -> Course:
     deadlines = {}
     for key, node in where.mapping(top["assignments"], set(), "assignments").items():
         if key not in slugs:
-            raise where.error(node, f"unknown assignment {key!r}")
+            raise where.error(where.key_of(node), f"unknown assignment {key!r}")
         given = where.mapping(node, ASSIGNMENT_KEYS, key)
         if "due" not in given:
             raise where.error(node, f"{key}: no due date")
