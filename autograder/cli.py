@@ -211,6 +211,16 @@ def cmd_regrade(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_passback(args: argparse.Namespace) -> int:
+    warn = lambda line: print(f"autograder: {line}", file=sys.stderr)  # noqa: E731
+    roster = Path(args.roster) if args.roster else None
+    sent = gradebook.passback(
+        Path(args.results), args.url, args.course_id, args.assignment_id, roster, warn
+    )
+    print(f"sent {sent} grade(s) to Canvas assignment {args.assignment_id}")
+    return 0
+
+
 def cmd_diff(args: argparse.Namespace) -> int:
     found = regrade.compare(Path(args.old), Path(args.new), args.allow_mixed)
     print(regrade.markdown(found), end="")
@@ -530,6 +540,28 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--out", metavar="DIR", help="where diff.md and diff.csv go (default: NEW)")
     add_allow_mixed_option(p)
     p.set_defaults(run=cmd_diff)
+
+    p = sub.add_parser(
+        "passback",
+        help="send a results folder's grades straight to a Canvas assignment (canvasapi)",
+        description="Post every graded student's total (after the late policy; 0 for nothing "
+        "submitted) to one Canvas assignment in a single bulk update, through canvasapi "
+        "(pip install canvasapi). Students are matched by the roster's canvas_id; those "
+        "without one are listed on stderr. The token is read from CANVAS_API_TOKEN, never "
+        "from an argument.",
+    )
+    p.add_argument("results", metavar="RESULTS", help="a grade-batch, merge or regrade folder")
+    p.add_argument(
+        "--url", required=True, help="the Canvas address, e.g. https://canvas.example.edu"
+    )
+    p.add_argument("--course-id", required=True, type=int, help="the Canvas course id")
+    p.add_argument("--assignment-id", required=True, type=int, help="the Canvas assignment id")
+    p.add_argument(
+        "--roster",
+        metavar="ROSTER",
+        help="the roster CSV with a canvas_id column (default: roster.csv beside the course file)",
+    )
+    p.set_defaults(run=cmd_passback)
 
     p = sub.add_parser(
         "report",

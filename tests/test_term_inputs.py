@@ -5,7 +5,10 @@ what they cannot compare. Fast: no grading runs here (results folders are writte
 from __future__ import annotations
 
 import datetime
+import http.server
 import json
+import threading
+import urllib.parse
 from pathlib import Path
 
 import pytest
@@ -220,3 +223,87 @@ def test_exports_report_unmatched_students_and_need_a_roster(tmp_path, capsys):
     assert cli.main(["export", "moodle", str(results), str(tmp_path / "m.csv")]) == 2
     assert "graded without a course file: give --roster" in capsys.readouterr().err
     assert not (tmp_path / "m.csv").exists()
+
+
+# -- Canvas passback, against a loopback server answering the calls Canvas's API documents ------
+
+
+class FakeCanvas(http.server.BaseHTTPRequestHandler):
+    seen: list[tuple[str, str, str, str]] = []  # method, path, Authorization, body
+
+    def answer(self, body: dict) -> None:
+        data = json.dumps(body).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def do_GET(self) -> None:  # noqa: N802 (http.server's name)
+        self.seen.append(("GET", self.path, self.headers["Authorization"], ""))
+        if self.path == "/api/v1/courses/5":
+            self.answer({"id": 5, "name": "Attention"})
+        elif self.path == "/api/v1/courses/5/assignments/7":
+            self.answer({"id": 7, "course_id": 5, "name": SLUG})
+        else:
+            self.send_error(404)
+
+    def do_POST(self) -> None:  # noqa: N802
+        body = self.rfile.read(int(self.headers["Content-Length"])).decode()
+        self.seen.append(("POST", self.path, self.headers["Authorization"], body))
+        if self.path == "/api/v1/courses/5/assignments/7/submissions/update_grades":
+            self.answer({"id": 99, "workflow_state": "queued"})
+        else:
+            self.send_error(404)
+
+    def log_message(self, *args) -> None:
+        pass
+
+
+@pytest.fixture
+def canvas_server():
+    pytest.importorskip("canvasapi")
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), FakeCanvas)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    FakeCanvas.seen = []
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")  # canvasapi warns about plain http
+def test_passback_posts_each_grade_by_canvas_id_with_the_token_from_the_env(
+    canvas_server, tmp_path, capsys, monkeypatch
+):
+    results = results_folder(tmp_path / "r", {"ada": "g1", "bo": "g1"})
+    roster = tmp_path / "roster.csv"
+    roster.write_text("login,canvas_id\nada,31\nbo,\n")
+    argv = ["passback", str(results), "--url", canvas_server, "--course-id", "5"]
+    argv += ["--assignment-id", "7", "--roster", str(roster)]
+    monkeypatch.delenv("CANVAS_API_TOKEN", raising=False)
+    assert cli.main(argv) == 2
+    assert "CANVAS_API_TOKEN" in capsys.readouterr().err and not FakeCanvas.seen
+    monkeypatch.setenv("CANVAS_API_TOKEN", "tok-secret")
+    assert cli.main(argv) == 0
+    captured = capsys.readouterr()
+    assert "sent 1 grade(s)" in captured.out and "bo" in captured.err
+    post = [s for s in FakeCanvas.seen if s[0] == "POST"]
+    assert len(post) == 1 and post[0][2] == "Bearer tok-secret"
+    form = urllib.parse.parse_qs(post[0][3])
+    assert form == {"grade_data[31][posted_grade]": ["2"]}
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+def test_passback_to_an_unknown_assignment_is_one_line(
+    canvas_server, tmp_path, capsys, monkeypatch
+):
+    results = results_folder(tmp_path / "r", {"ada": "g1"})
+    roster = tmp_path / "roster.csv"
+    roster.write_text("login,canvas_id\nada,31\n")
+    monkeypatch.setenv("CANVAS_API_TOKEN", "tok-secret")
+    argv = ["passback", str(results), "--url", canvas_server, "--course-id", "5"]
+    assert cli.main([*argv, "--assignment-id", "8", "--roster", str(roster)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("autograder: error: Canvas refused the grades") and "\n" not in err
+    assert "tok-secret" not in err
+    assert not [s for s in FakeCanvas.seen if s[0] == "POST"]

@@ -63,3 +63,25 @@ def moodle(grades: Grades, roster: Roster) -> tuple[str, list[str]]:
             continue
         writer.writerow([email, *(cell(column.get(login)) for column in grades.values())])
     return buffer.getvalue(), unmatched
+
+
+# -- direct passback to Canvas (optional: pip install canvasapi) --------------------------------
+
+CANVAS_TOKEN = "CANVAS_API_TOKEN"
+
+
+def canvas_passback(
+    url: str, token: str, course_id: int, assignment_id: int, grades: dict[str, float]
+) -> str:
+    """Post each grade (by Canvas user id) to one Canvas assignment in a single bulk update,
+    through canvasapi (Canvas's maintained client); the id of the Progress Canvas returns.
+
+    Calls GET /api/v1/courses/:course_id, GET .../assignments/:id and POST
+    .../assignments/:id/submissions/update_grades with grade_data[user_id][posted_grade]."""
+    from canvasapi import Canvas  # optional: only this command needs it
+
+    course = Canvas(url, token).get_course(course_id)
+    assignment = course.get_assignment(assignment_id)
+    grade_data = {user: {"posted_grade": cell(value)} for user, value in grades.items()}
+    progress = assignment.submissions_bulk_update(grade_data=grade_data)
+    return str(getattr(progress, "id", ""))

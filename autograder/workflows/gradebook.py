@@ -3,6 +3,7 @@ applied: the one reading that the diff, the LMS exports and the feedback share."
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -114,3 +115,42 @@ def export(
         need = "an id, sis_user_id or sis_login_id" if kind == "canvas" else "an email"
         warn(f"not exported, no {need} in the roster: {', '.join(unmatched)}")
     return out
+
+
+def passback(
+    results: Path,
+    url: str,
+    course_id: int,
+    assignment_id: int,
+    roster: Path | None = None,
+    warn: Callable[[str], None] = print,
+) -> int:
+    """Send one results folder's grades (after the policy) to a Canvas assignment; the number
+    sent. The token comes from the environment, never from an argument or a file."""
+    token = os.environ.get(lms.CANVAS_TOKEN, "")
+    if not token:
+        raise UsageError(f"passing grades back needs a Canvas API token in {lms.CANVAS_TOKEN}")
+    try:
+        import canvasapi  # noqa: F401
+    except ImportError:
+        raise UsageError("passing grades back needs canvasapi: pip install canvasapi") from None
+    folder = read_folder(results)
+    rows = collect.roster_rows(roster or default_roster(folder))
+    ids = {login.casefold(): row.get("canvas_id", "") for login, row in rows}
+    grades, unmatched = {}, []
+    for student, grade in folder.grades.items():
+        value = sent_grade(grade)
+        if value is None:
+            continue
+        if ids.get(student.casefold()):
+            grades[ids[student.casefold()]] = value
+        else:
+            unmatched.append(student)
+    if unmatched:
+        warn(f"not sent, no canvas_id in the roster: {', '.join(unmatched)}")
+    try:
+        lms.canvas_passback(url, token, course_id, assignment_id, grades)
+    except Exception as error:  # canvasapi's errors and the network's: one line, no token
+        why = " ".join(str(error).replace(token, "[redacted]").split())
+        raise UsageError(f"Canvas refused the grades ({type(error).__name__}): {why}") from None
+    return len(grades)
