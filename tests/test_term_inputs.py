@@ -307,3 +307,15 @@ def test_passback_to_an_unknown_assignment_is_one_line(
     assert err.startswith("autograder: error: Canvas refused the grades") and "\n" not in err
     assert "tok-secret" not in err
     assert not [s for s in FakeCanvas.seen if s[0] == "POST"]
+
+
+def test_before_the_deadline_nobody_is_fetched_and_the_summary_says_so(
+    tmp_path, capsys, monkeypatch
+):
+    course_file = course_folder(tmp_path)
+    monkeypatch.setattr(term, "clock", lambda: datetime.datetime(2026, 9, 1, tzinfo=datetime.UTC))
+    assert collect(tmp_path, course_file) == 0  # the URLs lead nowhere: no git ran
+    assert "2 not due yet" in capsys.readouterr().out
+    rows = json.loads((tmp_path / "into" / "manifest.json").read_text())["students"]
+    assert {r["status"] for r in rows} == {"pending"}
+    assert rows[0]["due"] == "2026-10-01T21:59:00+00:00"

@@ -285,7 +285,8 @@ def collect(
         want = pinned.get(login, "") if pinned is not None else "HEAD"
         step = term.plan(course, assignment, login, earlier.get(login)) if course else "fetch"
         if course is not None and step != "fetch":
-            row = Row(**term.unfetched(course, assignment, login, earlier.get(login), step, url))
+            given = term.unfetched(course, assignment, login, earlier.get(login), step, url)
+            row = Row(**{k: v for k, v in given.items() if k in Row.__dataclass_fields__})
         elif not want:
             row = Row(login=login, status="missing", url=url, notes=["no SHA in the manifest"])
         else:
@@ -313,11 +314,13 @@ def collect(
     )
     if course is not None:
         term.record_facts(course, assignment, [asdict(row) for row in rows])
-    counts = {s: sum(r.status == s for r in rows) for s in ("collected", "missing", "empty")}
+    kinds = ("collected", "missing", "empty", "pending")
+    counts = {s: sum(r.status == s for r in rows) for s in kinds}
     failed = len(rows) - sum(counts.values())
+    pending = f", {counts['pending']} not due yet" if counts["pending"] else ""
     say(
         f"collected {counts['collected']} of {len(rows)} ({counts['missing']} missing, "
-        f"{counts['empty']} empty, {failed} failed); manifest: {into / MANIFEST}"
+        f"{counts['empty']} empty, {failed} failed{pending}); manifest: {into / MANIFEST}"
     )
     return rows
 
