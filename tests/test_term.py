@@ -195,7 +195,8 @@ def test_scores_apply_the_policy_with_grace_days_spent_in_order(run):
 def test_report_shows_lateness(run):
     text = (run["merged"] / "report.md").read_text()
     assert "## Lateness" in text
-    assert "| bo | 3 | 1 |" in text
+    assert "| bo | 3 | 1 | 20% |" in text and "| ada |" not in text.split("## Lateness")[1]
+    assert "<h2>Lateness</h2>" in (run["merged"] / "report.html").read_text()
 
 
 def test_feedback_says_how_the_penalty_was_computed(run, tmp_path):

@@ -319,3 +319,15 @@ def test_before_the_deadline_nobody_is_fetched_and_the_summary_says_so(
     rows = json.loads((tmp_path / "into" / "manifest.json").read_text())["students"]
     assert {r["status"] for r in rows} == {"pending"}
     assert rows[0]["due"] == "2026-10-01T21:59:00+00:00"
+
+
+def test_collect_at_a_manifest_with_a_course_file_is_refused(tmp_path, capsys):
+    course_file = course_folder(tmp_path)
+    manifest = tmp_path / "old.json"
+    manifest.write_text(json.dumps({"students": [{"login": "ada", "sha": "abc"}]}))
+    argv = ["collect", SLUG, "--roster", str(tmp_path / "roster.csv"), "--into"]
+    argv += [str(tmp_path / "into"), "--at", str(manifest), "--course-file", str(course_file)]
+    argv += ["--url-template", "file:///nowhere/{login}.git"]
+    assert cli.main(argv) == 2
+    assert "--at re-collects a manifest's SHAs as they were" in capsys.readouterr().err
+    assert not (tmp_path / "into").exists()
