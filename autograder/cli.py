@@ -20,10 +20,13 @@ from autograder.workflows import (
     classreport,
     clusters,
     collect,
+    gradebook,
     insight,
     merge,
     publish,
+    regrade,
     similarity,
+    term,
 )
 from autograder.workflows import check as checking
 from autograder.workflows.release import release
@@ -78,11 +81,24 @@ def cmd_release(args: argparse.Namespace) -> int:
 
 
 EXPORTS = {"gradescope": gradescope.export, "classroom50": classroom50.export}
+LMS = tuple(gradebook.EXPORTERS)
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    out = EXPORTS[args.platform](Assignment.load(args.assignment, args.course), Path(args.out))
-    print(f"wrote the {args.platform} bundle for {args.assignment} to {out}")
+    if args.platform in LMS:
+        results = [Path(p) for p in args.assignment]
+        roster = Path(args.roster) if args.roster else None
+        warn = lambda line: print(f"autograder: {line}", file=sys.stderr)  # noqa: E731
+        out = gradebook.export(args.platform, results, Path(args.out), roster, warn)
+        print(f"wrote the {args.platform} grade import for {len(results)} assignment(s) to {out}")
+        return 0
+    if len(args.assignment) != 1:
+        raise UsageError(f"export {args.platform} takes one ASSIGNMENT and OUT")
+    if args.roster:
+        raise UsageError("--roster is for the canvas and moodle exports")
+    slug = args.assignment[0]
+    out = EXPORTS[args.platform](Assignment.load(slug, args.course), Path(args.out))
+    print(f"wrote the {args.platform} bundle for {slug} to {out}")
     return 0
 
 
@@ -148,15 +164,21 @@ def cmd_doctor(args: argparse.Namespace) -> int:
 def cmd_collect(args: argparse.Namespace) -> int:
     Assignment.load(args.assignment)  # an unknown slug fails before any git runs
     pinned = collect.pinned_shas(collect.read_manifest(Path(args.at))) if args.at else None
+    logins = collect.read_roster(Path(args.roster))
+    course = None
+    if args.course_file:  # checked whole before any git runs
+        course = term.load(Path(args.course_file), slugs(), logins)
+        course.deadline(args.assignment)
     collect.collect(
         args.assignment,
-        collect.read_roster(Path(args.roster)),
+        logins,
         Path(args.into),
         template=args.url_template,
         org=args.org,
         pinned=pinned,
         max_bytes=args.max_file_bytes,
         jobs=args.jobs,
+        course=course,
     )
     return 0
 
@@ -170,13 +192,51 @@ def cmd_grade_batch(args: argparse.Namespace) -> int:
         shard=batch.parse_shard(args.shard),
         sandbox_mode=args.sandbox,
         allow_weak_sandbox=args.allow_weak_sandbox,
+        course_file=Path(args.course_file) if args.course_file else None,
     )
     return 0
 
 
 def cmd_merge(args: argparse.Namespace) -> int:
-    merge.merge([Path(d) for d in args.shards], Path(args.out))
+    states = merge.read_shards([Path(d) for d in args.shards], args.allow_mixed)
+    course = gradebook.course_of(
+        states[0] | {"students": [s for st in states for s in st["students"]]}
+    )
+    merge.merge(
+        [Path(d) for d in args.shards], Path(args.out), allow_mixed=args.allow_mixed, course=course
+    )
     return cmd_report(argparse.Namespace(folder=args.out, summary_to=None))
+
+
+def cmd_regrade(args: argparse.Namespace) -> int:
+    regrade.regrade(
+        Path(args.results),
+        Path(args.out),
+        submissions=Path(args.submissions) if args.submissions else None,
+        sandbox_mode=args.sandbox,
+        allow_weak_sandbox=args.allow_weak_sandbox,
+        jobs=args.jobs,
+    )
+    print(f"regraded into {args.out}; compare with `autograder diff {args.results} {args.out}`")
+    return 0
+
+
+def cmd_passback(args: argparse.Namespace) -> int:
+    warn = lambda line: print(f"autograder: {line}", file=sys.stderr)  # noqa: E731
+    roster = Path(args.roster) if args.roster else None
+    sent = gradebook.passback(
+        Path(args.results), args.url, args.course_id, args.assignment_id, roster, warn
+    )
+    print(f"sent {sent} grade(s) to Canvas assignment {args.assignment_id}")
+    return 0
+
+
+def cmd_diff(args: argparse.Namespace) -> int:
+    found = regrade.compare(Path(args.old), Path(args.new), args.allow_mixed)
+    print(regrade.markdown(found), end="")
+    md, table = regrade.write_diff(found, Path(args.out or args.new))
+    print(f"written to {md} and {table}", file=sys.stderr)
+    return 0
 
 
 def cmd_report(args: argparse.Namespace) -> int:
@@ -250,6 +310,24 @@ def add_allow_weak_option(p: argparse.ArgumentParser) -> None:
         "--allow-weak-sandbox",
         action="store_true",
         help=f"grade for record even when the sandbox is {WEAK_MEANS}",
+    )
+
+
+def add_course_file_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--course-file",
+        metavar="COURSE_YAML",
+        help="course.yaml: due dates with a time zone, the late policy and grace days "
+        "(extensions.csv beside it gives per-student due dates); collect then honours each "
+        "student's own deadline, and scores.csv applies the policy",
+    )
+
+
+def add_allow_mixed_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--allow-mixed",
+        action="store_true",
+        help="accept results graded by different grader versions or suites",
     )
 
 
@@ -330,21 +408,44 @@ def parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser(
         "export",
-        help="write a grading bundle for Gradescope or Classroom 50",
+        help="write a grading bundle (Gradescope, Classroom 50) or grades for an LMS (Canvas, "
+        "Moodle)",
         description=textwrap.fill(
             "gradescope: OUT is the autograder zip to upload (setup.sh and "
             "run_autograder at its root). classroom50: OUT is the folder "
             "CLASSROOM/autograders/ASSIGNMENT of the classroom50 repository (autograder.py and the "
             "grader beside it). Both carry the hidden suite and the reference: give them only to "
-            "the platform, never to students.",
+            "the platform, never to students. canvas: OUT is Canvas's gradebook import CSV "
+            "(Student, ID, SIS User ID, SIS Login ID, Section, then one column per RESULTS "
+            "folder, the grade after the late policy). moodle: OUT is Moodle's grade import CSV "
+            "(Email address, then one column per RESULTS folder; map it in Moodle's import "
+            "form). Students the roster cannot identify are listed on stderr, never dropped "
+            "silently.",
             width=88,
         ),
         epilog=gradescope.DRY_RUN,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("platform", choices=sorted(EXPORTS), help="the platform")
-    p.add_argument("assignment", metavar="ASSIGNMENT", help="the assignment slug")
-    p.add_argument("out", metavar="OUT", help="the zip (gradescope) or folder (classroom50)")
+    p.add_argument("platform", choices=sorted([*EXPORTS, *LMS]), help="the platform")
+    p.add_argument(
+        "assignment",
+        metavar="ASSIGNMENT|RESULTS",
+        nargs="+",
+        help="the assignment slug (gradescope, classroom50), or one or more grade-batch "
+        "output folders, one column each (canvas, moodle)",
+    )
+    p.add_argument(
+        "out",
+        metavar="OUT",
+        help="the zip (gradescope), folder (classroom50) or CSV (canvas, moodle)",
+    )
+    p.add_argument(
+        "--roster",
+        metavar="ROSTER",
+        help="canvas, moodle: the roster CSV mapping each login to its LMS identity (columns "
+        "name, canvas_id, sis_user_id, sis_login_id, section, email; default: roster.csv "
+        "beside the course file)",
+    )
     add_course_option(p)
     p.set_defaults(run=cmd_export)
 
@@ -420,6 +521,7 @@ def parser() -> argparse.ArgumentParser:
         help="skip (and note) files larger than this (default: %(default)s)",
     )
     p.add_argument("--jobs", type=int, default=4, help="repositories fetched at once")
+    add_course_file_option(p)
     p.set_defaults(run=cmd_collect)
 
     p = sub.add_parser(
@@ -439,6 +541,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--sandbox", choices=MODES, default="auto", help="isolation for the workers")
     add_allow_weak_option(p)
     add_course_option(p)
+    add_course_file_option(p)
     p.set_defaults(run=cmd_grade_batch)
 
     p = sub.add_parser(
@@ -450,7 +553,65 @@ def parser() -> argparse.ArgumentParser:
     )
     p.add_argument("shards", metavar="DIR", nargs="+", help="the shards' output folders")
     p.add_argument("--out", required=True, metavar="OUT", help="a new folder for the merge")
+    add_allow_mixed_option(p)
     p.set_defaults(run=cmd_merge)
+
+    p = sub.add_parser(
+        "regrade",
+        help="grade exactly the submissions of a results folder again, into a new folder",
+        description="Regrade RESULTS (a grade-batch or merge folder) with the current suite and "
+        "grader into the new folder NEW: the same SHAs, checked byte for byte against what "
+        "RESULTS graded (else nothing runs), with the course file RESULTS used. Nothing is "
+        "published: compare with `autograder diff RESULTS NEW`, then `publish` NEW.",
+    )
+    p.add_argument("results", metavar="RESULTS", help="the folder graded before")
+    p.add_argument("--out", required=True, metavar="NEW", help="a new folder for the regrade")
+    p.add_argument(
+        "--submissions",
+        metavar="DIR",
+        help="the collected submissions (default: the folder RESULTS was graded from)",
+    )
+    p.add_argument("--jobs", type=int, help="parallel graders (default: the number of cores)")
+    p.add_argument("--sandbox", choices=MODES, default="auto", help="isolation for the workers")
+    add_allow_weak_option(p)
+    p.set_defaults(run=cmd_regrade)
+
+    p = sub.add_parser(
+        "diff",
+        help="who gains or loses between two results folders, and why",
+        description="Compare OLD and NEW (grade-batch, merge or regrade folders of one "
+        "assignment): who gains or loses points (old and new totals, after the late policy), "
+        "which tests changed with the diagnosed cause on each side, and the grader versions "
+        "and suite digests. Prints the Markdown and writes diff.md and diff.csv into NEW (or "
+        "--out). Refuses a side that mixes grader versions unless --allow-mixed.",
+    )
+    p.add_argument("old", metavar="OLD", help="the results folder before")
+    p.add_argument("new", metavar="NEW", help="the results folder after")
+    p.add_argument("--out", metavar="DIR", help="where diff.md and diff.csv go (default: NEW)")
+    add_allow_mixed_option(p)
+    p.set_defaults(run=cmd_diff)
+
+    p = sub.add_parser(
+        "passback",
+        help="send a results folder's grades straight to a Canvas assignment (canvasapi)",
+        description="Post every graded student's total (after the late policy; 0 for nothing "
+        "submitted) to one Canvas assignment in a single bulk update, through canvasapi "
+        "(pip install canvasapi). Students are matched by the roster's canvas_id; those "
+        "without one are listed on stderr. The token is read from CANVAS_API_TOKEN, never "
+        "from an argument.",
+    )
+    p.add_argument("results", metavar="RESULTS", help="a grade-batch, merge or regrade folder")
+    p.add_argument(
+        "--url", required=True, help="the Canvas address, e.g. https://canvas.example.edu"
+    )
+    p.add_argument("--course-id", required=True, type=int, help="the Canvas course id")
+    p.add_argument("--assignment-id", required=True, type=int, help="the Canvas assignment id")
+    p.add_argument(
+        "--roster",
+        metavar="ROSTER",
+        help="the roster CSV with a canvas_id column (default: roster.csv beside the course file)",
+    )
+    p.set_defaults(run=cmd_passback)
 
     p = sub.add_parser(
         "report",

@@ -40,13 +40,15 @@ from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeRemaini
 from rich.progress import Progress as Bar
 
 from autograder import PACKAGE_DIR
-from autograder.course.assignment import Assignment
+from autograder.course.assignment import Assignment, slugs
 from autograder.errors import SuiteError, UsageError
 from autograder.platforms.record import grade_for_record, policy
 from autograder.result import Result, TestResult, write_json
 from autograder.tree import TreeTooBig, walk_files
+from autograder.workflows import term
 from autograder.workflows.collect import MANIFEST, read_manifest
 from autograder.workflows.records import DONE, RESULTS, Record, graded_code, load_record
+from autograder.workflows.term import Charge
 
 STATE = "batch.json"  # what this output folder holds: assignment, grader version, students
 SCORES = "scores.csv"
@@ -180,12 +182,30 @@ def grader_version(assignment: Assignment) -> str:
     except PackageNotFoundError:
         base = "0"
     digest = hashlib.sha256()
-    files = sorted(p for p in PACKAGE_DIR.rglob("*.py") if "__pycache__" not in p.parts)
-    files += sorted(p for p in assignment.suite.rglob("*") if p.is_file() and p.suffix != ".pyc")
-    for path in files:
-        digest.update(path.relative_to(PACKAGE_DIR).as_posix().encode() + b"\0" + path.read_bytes())
+    engine = sorted(p for p in PACKAGE_DIR.rglob("*.py") if "__pycache__" not in p.parts)
+    named = [(p.relative_to(PACKAGE_DIR).as_posix(), p) for p in engine]
+    # the suite by its place in the package, wherever it is read from (a regrade may use a
+    # copy that is being edited)
+    named += [(f"suites/{assignment.slug}/{rel}", p) for rel, p in suite_files(assignment)]
+    for name, path in named:
+        digest.update(name.encode() + b"\0" + path.read_bytes())
     digest.update(assignment.reference_source.encode())
     return f"{base}+{digest.hexdigest()[:16]}"
+
+
+def suite_digest(assignment: Assignment) -> str:
+    """A hash of the hidden suite's own files (the key, the tests and their points, the
+    catalogue), which a regrade's diff shows on each side."""
+    digest = hashlib.sha256()
+    for name, path in suite_files(assignment):
+        digest.update(name.encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def suite_files(assignment: Assignment) -> list[tuple[str, Path]]:
+    """The hidden suite's files, by their path inside it."""
+    found = (p for p in assignment.suite.rglob("*") if p.is_file() and p.suffix != ".pyc")
+    return [(p.relative_to(assignment.suite).as_posix(), p) for p in sorted(found)]
 
 
 # -- the output folder --------------------------------------------------------------------------
@@ -398,10 +418,17 @@ def grade_batch(
     sandbox_mode: str = "auto",
     allow_weak_sandbox: bool = False,
     say: Callable[[str], None] = print,
+    course_file: Path | None = None,
 ) -> Summary:
+    """Grade the class in ``submissions`` into ``out``; with ``course_file`` (course.yaml),
+    scores.csv has the late policy applied."""
     start = time.perf_counter()
     out = Path(out)
     everyone = discover(submissions, assignment)
+    course = None
+    if course_file is not None:  # checked strictly before anything is written
+        course = term.load(Path(course_file), slugs(), [s.student for s in everyone])
+        course.deadline(assignment.slug)
     check_output_folder(out, assignment.slug)
     policy(sandbox_mode, allow_weak_sandbox)  # refuses a weak sandbox before any work
     chosen = [s for s in everyone if in_shard(s.student, shard)]
@@ -415,6 +442,9 @@ def grade_batch(
             "grader_version": grader,
             "shard": f"{shard[0]}/{shard[1]}" if shard else None,
             "students": [s.student for s in chosen],
+            "submissions": str(Path(submissions).resolve()),
+            "course_file": str(course.path.resolve()) if course else "",
+            "suite_digest": suite_digest(assignment),
         },
     )
     todo: list[tuple[Submission, str]] = []
@@ -443,7 +473,7 @@ def grade_batch(
     finally:
         progress.close()
     records = [r for r in (load_record(out, s.student) for s in chosen) if r is not None]
-    write_scores(out / SCORES, records)
+    write_scores(out / SCORES, records, course.charger(assignment.slug) if course else None)
     summary = Summary(len(chosen), len(todo), unchanged, time.perf_counter() - start, records)
     say(summary.line())
     return summary
@@ -520,8 +550,11 @@ def mistakes(record: Record) -> list[str]:
     return sorted({m for t in record.tests for m in t.mistakes})
 
 
-def scores_table(records: Iterable[Record]) -> tuple[list[str], list[list[str]]]:
-    """Header and rows: one row per student, sorted by id; columns in the suite's order."""
+def scores_table(
+    records: Iterable[Record], charge: Callable[[str], Charge] | None = None
+) -> tuple[list[str], list[list[str]]]:
+    """Header and rows: one row per student, sorted by id; columns in the suite's order.
+    With ``charge`` (the late policy), ``total`` is the grade after it, beside ``raw``."""
     records = sorted(records, key=lambda r: r.student.casefold())
     parts: list[str] = []
     tests: list[str] = []
@@ -531,7 +564,8 @@ def scores_table(records: Iterable[Record]) -> tuple[list[str], list[list[str]]]
                 parts.append(test.part)
             if test_column(test) not in tests:
                 tests.append(test_column(test))
-    header = ["login", "sha", "status", *parts, "total", "max_score", *tests]
+    policy = ["raw", "late_days", "grace_used", "penalty"] if charge else []
+    header = ["login", "sha", "status", *parts, *policy, "total", "max_score", *tests]
     header += ["mistakes", "problems"]
     rows = []
     for record in records:
@@ -547,7 +581,10 @@ def scores_table(records: Iterable[Record]) -> tuple[list[str], list[list[str]]]
                 record.sha,
                 record.status,
                 *part_scores,
-                f"{record.score:g}" if graded else "",
+                *(policy_cells(record, charge(record.student)) if charge else []),
+                f"{charge(record.student).total(record.score) if charge else record.score:g}"
+                if graded
+                else "",
                 f"{record.max_score:g}" if graded else "",
                 *(f"{by_column[c].score:g}" if c in by_column else "" for c in tests),
                 "; ".join(mistakes(record)),
@@ -557,8 +594,18 @@ def scores_table(records: Iterable[Record]) -> tuple[list[str], list[list[str]]]
     return header, rows
 
 
-def write_scores(path: Path, records: Iterable[Record]) -> None:
-    header, rows = scores_table(records)
+def policy_cells(record: Record, charge: Charge) -> list[str]:
+    """raw, late_days, grace_used, penalty: blank where there is no grade."""
+    if not record.graded:
+        return ["", f"{charge.late_days}", f"{charge.grace_used}", ""]
+    raw = record.score
+    return [f"{raw:g}", f"{charge.late_days}", f"{charge.grace_used}", f"{charge.penalty(raw):g}"]
+
+
+def write_scores(
+    path: Path, records: Iterable[Record], charge: Callable[[str], Charge] | None = None
+) -> None:
+    header, rows = scores_table(records, charge)
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(header)

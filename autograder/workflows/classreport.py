@@ -30,6 +30,7 @@ from autograder.workflows.batch import (
     read_state,
     test_column,
 )
+from autograder.workflows.gradebook import course_of
 from autograder.workflows.records import Record, load_record
 
 IMAGES = "report-images"
@@ -64,6 +65,9 @@ class ClassStats:
     def title(self, mistake: str) -> str:
         """A mistake's title, or its id where the catalogue gives none (or is not here)."""
         return self.titles.get(mistake, mistake)
+
+    # with a course file: (student, days late, grace days used, penalty %), the late ones
+    lateness: list[tuple[str, int, int, float]] = field(default_factory=list)
 
 
 def gather(out: Path) -> ClassStats:
@@ -103,7 +107,11 @@ def gather(out: Path) -> ClassStats:
         titles = {v.name: v.title for v in catalogue.mistakes if v.titled}
     except UsageError:
         pass  # an assignment this checkout does not have: the report goes without the whys
+    course = course_of(state)
+    charge = course.charger(state["assignment"]) if course else None
+    late = [(r.student, charge(r.student)) for r in records] if charge else []
     return ClassStats(
+        lateness=[(s, c.late_days, c.grace_used, c.percent) for s, c in late if c.late_seconds],
         assignment=state["assignment"],
         students=[r.student for r in records],
         graded=graded,
@@ -217,6 +225,7 @@ def markdown(stats: ClassStats, image: dict[str, str]) -> str:
     )
     lines += ["", "## Score distribution", ""]
     lines += [f"![{PART_TITLES.get(p, p)}]({image[f'scores-{p}.png']})" for p in stats.scores]
+    lines += lateness_markdown(stats)
     lines += ["", "## Pass rate per test, worst first", ""]
     if stats.rates:
         lines += [f"![pass rates]({image['pass-rates.png']})", ""]
@@ -240,6 +249,24 @@ def markdown(stats: ClassStats, image: dict[str, str]) -> str:
     else:
         lines.append("None.")
     return "\n".join(lines) + "\n"
+
+
+LATENESS_HEADER = ["student", "days late", "grace days used", "penalty"]
+
+
+def lateness_rows(stats: ClassStats) -> list[list[str]]:
+    return [[s, f"{d}", f"{g}", f"{p:g}%"] for s, d, g, p in stats.lateness]
+
+
+def lateness_markdown(stats: ClassStats) -> list[str]:
+    """Beside the histograms: who was late, the grace days spent and the penalty (the
+    histograms show raw scores)."""
+    if not stats.lateness:
+        return []
+    lines = ["", "## Lateness", "", "Scores above are before the late policy.", ""]
+    lines += ["| " + " | ".join(LATENESS_HEADER) + " |", "|---|---|---|---|"]
+    lines += ["| " + " | ".join(row) + " |" for row in lateness_rows(stats)]
+    return lines
 
 
 def cell(text: str) -> str:
@@ -278,6 +305,11 @@ def to_html(stats: ClassStats, images: dict[str, bytes], extra: str = "") -> str
         + ".</p>",
         "<h2>Score distribution</h2>",
         *(img(f"scores-{p}.png", PART_TITLES.get(p, p)) for p in stats.scores),
+        *(
+            ["<h2>Lateness</h2>", table(LATENESS_HEADER, lateness_rows(stats))]
+            if stats.lateness
+            else []
+        ),
         "<h2>Pass rate per test, worst first</h2>",
     ]
     if stats.rates:

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import base64
 import csv
-import datetime
 import json
 import os
 import posixpath
@@ -34,6 +33,7 @@ from typing import Any
 from autograder.errors import UsageError
 from autograder.result import write_json
 from autograder.tree import MAX_DEPTH, MAX_FILES, TreeTooBig, remove_tree
+from autograder.workflows import term
 
 DEFAULT_TEMPLATE = "https://github.com/{org}/{assignment}-{login}.git"
 TOKEN_VARIABLES = ("AUTOGRADER_GIT_TOKEN", "GITHUB_TOKEN")
@@ -57,15 +57,24 @@ class Row:
     sha: str = ""
     collected_at: str = ""
     notes: list[str] = field(default_factory=list)
+    # with a course file: the student's own due date, and when this SHA was first seen
+    due: str = ""
+    first_seen: str = ""
+    late_seconds: int = 0
 
 
 def now() -> str:
-    return datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
+    return term.stamp(term.clock())
 
 
 def read_roster(path: Path) -> list[str]:
     """Logins from a roster CSV: a column named login (or github_username, as GitHub
     Classroom exports it), one student a row."""
+    return [login for login, _ in roster_rows(path)]
+
+
+def roster_rows(path: Path) -> list[tuple[str, dict[str, str]]]:
+    """Each student's login and whole row (column names in lower case), checked strictly."""
     path = Path(path)
     if not path.is_file():
         raise UsageError(f"no such roster: {path}")
@@ -76,7 +85,7 @@ def read_roster(path: Path) -> list[str]:
     column = next((columns[c] for c in ROSTER_COLUMNS if c in columns), None)
     if column is None:
         raise UsageError(f"{path}: no login column (name one of: {', '.join(ROSTER_COLUMNS)})")
-    logins: list[str] = []
+    found: list[tuple[str, dict[str, str]]] = []
     seen: set[str] = set()
     for number, row in enumerate(rows, start=2):
         login = (row[column] or "").strip()
@@ -87,10 +96,12 @@ def read_roster(path: Path) -> list[str]:
         if login.lower() in seen:
             raise UsageError(f"{path}, line {number}: {login} is listed twice")
         seen.add(login.lower())
-        logins.append(login)
-    if not logins:
+        found.append(
+            (login, {(k or "").strip().lower(): (v or "").strip() for k, v in row.items()})
+        )
+    if not found:
         raise UsageError(f"{path}: the roster lists no students")
-    return logins
+    return found
 
 
 def read_manifest(path: Path) -> dict[str, Any]:
@@ -259,14 +270,19 @@ def collect(
     max_bytes: int = MAX_FILE_BYTES,
     jobs: int = 4,
     say: Callable[[str], None] = print,
+    course: term.Course | None = None,
 ) -> list[Row]:
     """Collect each login's repository into ``into``; write and return the manifest's rows.
 
     With ``pinned`` (login -> SHA, from an earlier manifest) exactly those commits are fetched,
-    and students without one keep their earlier row."""
+    and students without one keep their earlier row. With ``course``, each student's own
+    deadline decides (see ``term.plan``): an on-time SHA already in ``into`` is kept."""
     if "{org}" in template and not org:
         raise UsageError("the URL template needs --org (or give --url-template)")
+    if course is not None and pinned is not None:
+        raise UsageError("--at re-collects a manifest's SHAs as they were: leave out --course")
     into = Path(into)
+    earlier = term.earlier_rows(into / MANIFEST) if course else {}
     into.mkdir(parents=True, exist_ok=True)
     git = Git(next((os.environ[v] for v in TOKEN_VARIABLES if os.environ.get(v)), None))
     done = 0
@@ -275,10 +291,16 @@ def collect(
         nonlocal done
         url = template.format(org=org, assignment=assignment, login=login)
         want = pinned.get(login, "") if pinned is not None else "HEAD"
-        if not want:
+        step = term.plan(course, assignment, login, earlier.get(login)) if course else "fetch"
+        if course is not None and step != "fetch":
+            given = term.unfetched(course, assignment, login, earlier.get(login), step, url)
+            row = Row(**{k: v for k, v in given.items() if k in Row.__dataclass_fields__})
+        elif not want:
             row = Row(login=login, status="missing", url=url, notes=["no SHA in the manifest"])
         else:
             row = collect_one(git, login, url, into, want, max_bytes)
+            if course is not None:
+                term.time_row(course, assignment, row, earlier.get(login))
         done += 1
         short = f" {row.sha[:12]}" if row.sha else ""
         extra = f" ({len(row.notes)} note(s))" if row.notes else ""
@@ -294,14 +316,19 @@ def collect(
             "url_template": template,
             "org": org,
             "collected_at": now(),
+            "course": str(course.path) if course else "",
             "students": [asdict(row) for row in rows],
         },
     )
-    counts = {s: sum(r.status == s for r in rows) for s in ("collected", "missing", "empty")}
+    if course is not None:
+        term.record_facts(course, assignment, [asdict(row) for row in rows])
+    kinds = ("collected", "missing", "empty", "pending")
+    counts = {s: sum(r.status == s for r in rows) for s in kinds}
     failed = len(rows) - sum(counts.values())
+    pending = f", {counts['pending']} not due yet" if counts["pending"] else ""
     say(
         f"collected {counts['collected']} of {len(rows)} ({counts['missing']} missing, "
-        f"{counts['empty']} empty, {failed} failed); manifest: {into / MANIFEST}"
+        f"{counts['empty']} empty, {failed} failed{pending}); manifest: {into / MANIFEST}"
     )
     return rows
 

@@ -1,7 +1,9 @@
 """Merge the output folders of ``grade-batch --shard K/N`` runs into one, as if graded at once.
 
-Refuses shards of different assignments or grader versions (their scores are not comparable),
-shards that overlap (the same student in two), and a set of shards with one missing.
+Refuses shards of different assignments or grader versions (their scores are not comparable;
+``allow_mixed`` lets different grader versions through), shards that overlap (the same student
+in two), and a set of shards with one missing. With a course file (recorded by grade-batch),
+scores.csv has the late policy applied.
 """
 
 from __future__ import annotations
@@ -15,9 +17,10 @@ from autograder.errors import UsageError
 from autograder.result import write_json
 from autograder.workflows.batch import SCORES, STATE, read_state, write_scores
 from autograder.workflows.records import RESULTS, load_record
+from autograder.workflows.term import Course
 
 
-def read_shards(folders: list[Path]) -> list[dict[str, Any]]:
+def read_shards(folders: list[Path], allow_mixed: bool = False) -> list[dict[str, Any]]:
     states = []
     for folder in folders:
         state = read_state(folder) if Path(folder).is_dir() else None
@@ -26,11 +29,12 @@ def read_shards(folders: list[Path]) -> list[dict[str, Any]]:
         states.append(state | {"folder": Path(folder)})
     first = states[0]
     for state in states[1:]:
-        for key in ("assignment", "grader_version"):
-            if state.get(key) != first.get(key):
+        for key in ("assignment", "course_file", *(() if allow_mixed else ("grader_version",))):
+            if state.get(key, "") != first.get(key, ""):
                 raise UsageError(
                     f"{state['folder']} and {first['folder']} differ in {key.replace('_', ' ')}"
                     f" ({state.get(key)} against {first.get(key)}): grade them again together"
+                    + ("" if key != "grader_version" else " (or pass --allow-mixed)")
                 )
     owner: dict[str, Path] = {}
     for state in states:
@@ -51,9 +55,16 @@ def read_shards(folders: list[Path]) -> list[dict[str, Any]]:
     return states
 
 
-def merge(folders: list[Path], out: Path, say: Callable[[str], None] = print) -> int:
-    """Copy every shard's results into ``out`` and write one scores.csv; the student count."""
-    states = read_shards([Path(f) for f in folders])
+def merge(
+    folders: list[Path],
+    out: Path,
+    say: Callable[[str], None] = print,
+    allow_mixed: bool = False,
+    course: Course | None = None,
+) -> int:
+    """Copy every shard's results into ``out`` and write one scores.csv; the student count.
+    ``course`` is the course file the shards recorded (``batch.json``'s course_file)."""
+    states = read_shards([Path(f) for f in folders], allow_mixed)
     out = Path(out)
     if out.exists() and any(out.iterdir()):
         raise UsageError(f"{out} is not empty; merge into a new folder")
@@ -78,8 +89,11 @@ def merge(folders: list[Path], out: Path, say: Callable[[str], None] = print) ->
             "grader_version": first["grader_version"],
             "shard": None,
             "students": sorted(students, key=str.casefold),
+            "submissions": first.get("submissions", ""),
+            "course_file": first.get("course_file", ""),
+            "suite_digest": first.get("suite_digest", ""),
         },
     )
-    write_scores(out / SCORES, records)
+    write_scores(out / SCORES, records, course.charger(first["assignment"]) if course else None)
     say(f"merged {len(states)} shard(s), {len(students)} students, into {out / SCORES}")
     return len(students)

@@ -25,7 +25,9 @@ from autograder.engine.mistakes import load_catalogue
 from autograder.errors import UsageError
 from autograder.workflows.batch import read_state
 from autograder.workflows.collect import DEFAULT_TEMPLATE, TOKEN_VARIABLES
+from autograder.workflows.gradebook import course_of
 from autograder.workflows.records import load_record
+from autograder.workflows.term import Charge
 
 API = "https://api.github.com"
 GITHUB_REPO = re.compile(r"^https://github\.com/([A-Za-z0-9_.-]+)/([A-Za-z0-9_.-]+?)(?:\.git)?$")
@@ -40,6 +42,8 @@ def requests(out: Path, org: str, template: str = DEFAULT_TEMPLATE) -> list[dict
         raise UsageError("publishing needs --org (the owner of the students' repositories)")
     catalogue = load_catalogue(Assignment.load(state["assignment"]).suite / "mistakes.py")
     hints = {v.name: v.hint for v in catalogue.mistakes}
+    course = course_of(state)
+    charge = course.charger(state["assignment"]) if course else None
     found = []
     for student in state["students"]:
         record = load_record(out, student)
@@ -54,10 +58,18 @@ def requests(out: Path, org: str, template: str = DEFAULT_TEMPLATE) -> list[dict
             {
                 "method": "POST",
                 "path": f"/repos/{match[1]}/{match[2]}/commits/{sha}/comments",
-                "body": {"body": report.commit_comment(record.result, sha, hints)},
+                "body": {
+                    "body": report.commit_comment(record.result, sha, hints)
+                    + (late_policy(charge(student), record.score) if charge else "")
+                },
             }
         )
     return found
+
+
+def late_policy(charge: Charge, raw: float) -> str:
+    """How the late penalty was computed, under the points table."""
+    return f"\n**Late policy:** {charge.explain(raw)}\n"
 
 
 def send(request: dict[str, Any], token: str) -> None:

@@ -1,0 +1,454 @@
+"""A whole term: due dates, per-student extensions, the late policy and grace days.
+
+``course.yaml`` (beside the roster) gives each assignment's due date with a time zone, the
+late policy (a penalty per day or per hour, a cap, and how long after the due date a
+submission is still accepted) and the term's grace days per student. ``extensions.csv``
+(login, assignment, due, note) moves one student's due date. Both are read strictly: an
+unknown key, login or assignment, or a bad date, is a one-line error naming the file and line,
+before anything is collected or graded.
+
+Lateness is a fact collect records: when a SHA was first seen by a collect run, never the
+commit's own date (the student's machine writes that). ``lateness.json`` beside the course
+file keeps those facts for every assignment, so grace days can be spent across the term in
+due-date order; the penalties are then a pure function of the facts and the policy.
+
+The YAML is walked node by node (``yaml.compose``) rather than loaded, only to keep every
+value's line number for the error messages; PyYAML's safe loader reads the text.
+"""
+
+from __future__ import annotations
+
+import csv
+import datetime
+import json
+import math
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+import yaml
+
+from autograder.errors import UsageError
+from autograder.result import write_json
+
+COURSE = "course.yaml"
+EXTENSIONS = "extensions.csv"
+LEDGER = "lateness.json"
+MAX_BYTES = 1 << 20
+DAY = 86400
+UNITS = {"day": DAY, "hour": 3600}
+DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(d|days?|h|hours?|m|min|minutes?)\s*$")
+DURATION_SECONDS = {"d": DAY, "h": 3600, "m": 60}
+TOP_KEYS = {"timezone", "grace_days", "collect_slack", "late_policy", "assignments"}
+POLICY_KEYS = {"per", "penalty", "cap", "accept_for"}
+ASSIGNMENT_KEYS = {"due", "late_policy"}
+EXTENSION_COLUMNS = ("login", "assignment", "due")
+
+
+def clock() -> datetime.datetime:
+    """Now, in UTC: the one clock collect reads (tests replace it)."""
+    return datetime.datetime.now(datetime.UTC).replace(microsecond=0)
+
+
+def stamp(moment: datetime.datetime) -> str:
+    return moment.astimezone(datetime.UTC).isoformat(timespec="seconds")
+
+
+def parse_stamp(text: str) -> datetime.datetime:
+    return datetime.datetime.fromisoformat(text)
+
+
+# -- the policy ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class LatePolicy:
+    per: str = "day"  # the unit of lateness: day or hour
+    penalty: float = 0.0  # percent of the raw score per unit late
+    cap: float = 100.0  # percent, at most
+    accept_for: float = 0.0  # seconds after the due date a submission is still taken
+
+    def describe(self) -> str:
+        return (
+            f"{self.penalty:g}% of the raw score per {self.per} late, at most {self.cap:g}%; "
+            f"nothing is accepted {words(self.accept_for)} after the due date"
+        )
+
+
+@dataclass(frozen=True)
+class Deadline:
+    slug: str
+    due: datetime.datetime  # aware
+    policy: LatePolicy
+
+
+@dataclass(frozen=True)
+class Extension:
+    login: str
+    slug: str
+    due: datetime.datetime
+    note: str = ""
+
+
+@dataclass
+class Course:
+    path: Path
+    zone: ZoneInfo
+    grace_days: int
+    slack: float  # seconds: a collect run this soon after a due date counts as at it
+    deadlines: dict[str, Deadline]
+    extensions: dict[tuple[str, str], Extension] = field(default_factory=dict)
+
+    def deadline(self, slug: str) -> Deadline:
+        if slug not in self.deadlines:
+            raise UsageError(f"{self.path}: no due date for {slug}")
+        return self.deadlines[slug]
+
+    def due_for(self, login: str, slug: str) -> datetime.datetime:
+        extension = self.extensions.get((login.casefold(), slug))
+        return extension.due if extension else self.deadline(slug).due
+
+    def closes_for(self, login: str, slug: str) -> datetime.datetime:
+        return self.due_for(login, slug) + datetime.timedelta(
+            seconds=self.deadline(slug).policy.accept_for
+        )
+
+    def late_seconds(self, login: str, slug: str, first_seen: datetime.datetime) -> int:
+        late = (first_seen - self.due_for(login, slug)).total_seconds()
+        return 0 if late <= self.slack else int(late)
+
+    @property
+    def ledger(self) -> Path:
+        return self.path.parent / LEDGER
+
+    def charger(self, slug: str) -> Callable[[str], Charge]:
+        """login -> the student's charge on ``slug`` (the ledger read once)."""
+        ledger = read_ledger(self)
+        return lambda login: charges(self, login, ledger).get(slug, Charge())
+
+
+def words(seconds: float) -> str:
+    if seconds % DAY == 0:
+        return f"{seconds / DAY:g} day(s)"
+    return f"{seconds / 3600:g} hour(s)"
+
+
+# -- reading course.yaml ------------------------------------------------------------------------
+
+
+class Where:
+    """Errors that name the file and the line."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.keys: dict[int, Any] = {}  # a value node's id -> its key node
+
+    def key_of(self, node: Any) -> Any:
+        return self.keys.get(id(node), node)
+
+    def error(self, node: Any, message: str) -> UsageError:
+        line = node.start_mark.line + 1 if node is not None else 1
+        return UsageError(f"{self.path}, line {line}: {message}")
+
+    def mapping(self, node: Any, keys: set[str], what: str) -> dict[str, Any]:
+        if not isinstance(node, yaml.MappingNode):
+            raise self.error(node, f"{what} must be a mapping")
+        found: dict[str, Any] = {}
+        for key, value in node.value:
+            name = key.value if isinstance(key, yaml.ScalarNode) else ""
+            if keys and name not in keys:
+                raise self.error(key, f"unknown key {name!r} in {what} ({', '.join(sorted(keys))})")
+            if name in found:
+                raise self.error(key, f"{name!r} is given twice in {what}")
+            found[name] = value
+            self.keys[id(value)] = key
+        return found
+
+    def scalar(self, node: Any, what: str) -> str:
+        if not isinstance(node, yaml.ScalarNode) or not str(node.value).strip():
+            raise self.error(node, f"{what} must be a single value")
+        return str(node.value).strip()
+
+    def number(self, node: Any, what: str, low: float = 0, high: float = math.inf) -> float:
+        text = self.scalar(node, what)
+        try:
+            value = float(text)
+        except ValueError:
+            raise self.error(node, f"{what} must be a number (got {text!r})") from None
+        if not low <= value <= high:
+            raise self.error(node, f"{what} must be between {low:g} and {high:g} (got {text})")
+        return value
+
+    def duration(self, node: Any, what: str) -> float:
+        text = self.scalar(node, what)
+        match = DURATION.match(text)
+        if not match:
+            raise self.error(node, f"{what} must be a duration such as 5d, 12h or 30m ({text!r})")
+        return float(match[1]) * DURATION_SECONDS[match[2][0]]
+
+
+def parse_due(text: str, zone: ZoneInfo) -> datetime.datetime:
+    """A due date with a time: in ``zone`` unless it carries its own UTC offset."""
+    if not re.search(r"\d[T ]\d", text):
+        raise ValueError("give a time too, e.g. 2026-10-01 23:59")
+    moment = datetime.datetime.fromisoformat(text)
+    return moment if moment.tzinfo else moment.replace(tzinfo=zone)
+
+
+def read_policy(where: Where, node: Any, base: LatePolicy, what: str) -> LatePolicy:
+    given = where.mapping(node, POLICY_KEYS, what)
+    values: dict[str, Any] = {
+        "per": base.per,
+        "penalty": base.penalty,
+        "cap": base.cap,
+        "accept_for": base.accept_for,
+    }
+    if "per" in given:
+        values["per"] = where.scalar(given["per"], f"{what}: per")
+        if values["per"] not in UNITS:
+            raise where.error(given["per"], f"{what}: per must be day or hour")
+    if "penalty" in given:
+        values["penalty"] = where.number(given["penalty"], f"{what}: penalty", 0, 100)
+    if "cap" in given:
+        values["cap"] = where.number(given["cap"], f"{what}: cap", 0, 100)
+    if "accept_for" in given:
+        values["accept_for"] = where.duration(given["accept_for"], f"{what}: accept_for")
+    return LatePolicy(**values)
+
+
+def read_course(path: Path, known: Iterable[str]) -> Course:
+    """The course file; every assignment it names must be one of ``known`` (the slugs)."""
+    path = Path(path)
+    where = Where(path)
+    try:
+        text = path.read_text()
+    except OSError as error:
+        raise UsageError(f"cannot read the course file {path} ({error.strerror})") from None
+    if len(text) > MAX_BYTES:
+        raise UsageError(f"{path}: over {MAX_BYTES} bytes, not a course file")
+    try:
+        root = yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.YAMLError as error:
+        mark = getattr(error, "problem_mark", None)
+        line = mark.line + 1 if mark else 1
+        raise UsageError(f"{path}, line {line}: not valid YAML") from None
+    top = where.mapping(root, TOP_KEYS, "the course file")
+    if "assignments" not in top:
+        raise where.error(root, "no assignments: give each one's due date")
+    try:
+        zone_name = where.scalar(top["timezone"], "timezone") if "timezone" in top else "UTC"
+        zone = ZoneInfo(zone_name)
+    except (ZoneInfoNotFoundError, ValueError):
+        raise where.error(top["timezone"], f"unknown time zone {zone_name!r}") from None
+    grace = where.number(top["grace_days"], "grace_days", 0, 365) if "grace_days" in top else 0
+    if grace != int(grace):
+        raise where.error(top["grace_days"], "grace_days must be a whole number")
+    slack = where.duration(top["collect_slack"], "collect_slack") if "collect_slack" in top else 0
+    default = LatePolicy()
+    if "late_policy" in top:
+        default = read_policy(where, top["late_policy"], default, "late_policy")
+    slugs = set(known)
+    deadlines = {}
+    for key, node in where.mapping(top["assignments"], set(), "assignments").items():
+        if key not in slugs:
+            raise where.error(where.key_of(node), f"unknown assignment {key!r}")
+        given = where.mapping(node, ASSIGNMENT_KEYS, key)
+        if "due" not in given:
+            raise where.error(node, f"{key}: no due date")
+        try:
+            due = parse_due(where.scalar(given["due"], f"{key}: due"), zone)
+        except ValueError as error:
+            raise where.error(given["due"], f"{key}: bad due date ({error})") from None
+        policy = default
+        if "late_policy" in given:
+            policy = read_policy(where, given["late_policy"], default, f"{key}: late_policy")
+        deadlines[key] = Deadline(key, due, policy)
+    return Course(path, zone, int(grace), slack, deadlines)
+
+
+def read_extensions(path: Path, course: Course, logins: Iterable[str]) -> None:
+    """Add ``extensions.csv`` to ``course``: one row per (login, assignment), strictly."""
+    path = Path(path)
+    roster = {login.casefold() for login in logins}
+    try:
+        with path.open(newline="") as f:
+            reader = csv.DictReader(f)
+            rows = list(reader)
+    except (OSError, UnicodeDecodeError, csv.Error) as error:
+        raise UsageError(f"cannot read {path} ({error})") from None
+    columns = [c.strip().lower() for c in reader.fieldnames or []]
+    missing = [c for c in EXTENSION_COLUMNS if c not in columns]
+    if missing:
+        raise UsageError(f"{path}, line 1: missing column(s) {', '.join(missing)}")
+    for number, raw in enumerate(rows, start=2):
+        row = {(k or "").strip().lower(): (v or "").strip() for k, v in raw.items()}
+        login, slug = row["login"], row["assignment"]
+        if login.casefold() not in roster:
+            raise UsageError(f"{path}, line {number}: {login!r} is not on the roster")
+        if slug not in course.deadlines:
+            raise UsageError(f"{path}, line {number}: unknown assignment {slug!r}")
+        try:
+            due = parse_due(row["due"], course.zone)
+        except ValueError as error:
+            raise UsageError(
+                f"{path}, line {number}: bad due date {row['due']!r} ({error})"
+            ) from None
+        if due <= course.deadlines[slug].due:
+            raise UsageError(f"{path}, line {number}: {login}'s new due date is not later")
+        key = (login.casefold(), slug)
+        if key in course.extensions:
+            raise UsageError(f"{path}, line {number}: a second extension for {login} on {slug}")
+        course.extensions[key] = Extension(login, slug, due, row.get("note", ""))
+
+
+def load(path: Path, known: Iterable[str], logins: Iterable[str] | None = None) -> Course:
+    """The course file and, when it is beside it, extensions.csv (checked against the roster's
+    logins, which it needs)."""
+    course = read_course(path, known)
+    extensions = Path(path).parent / EXTENSIONS
+    if extensions.is_file():
+        if logins is None:
+            raise UsageError(f"{extensions} needs the roster (give --roster)")
+        read_extensions(extensions, course, logins)
+    return course
+
+
+# -- the facts collect records ------------------------------------------------------------------
+
+
+def read_ledger(course: Course) -> dict[str, dict[str, dict[str, Any]]]:
+    """assignment -> login -> the facts of its collected SHA (sha, due, first_seen, late)."""
+    try:
+        data = json.loads(course.ledger.read_text())
+    except FileNotFoundError:
+        return {}
+    except (OSError, ValueError) as error:
+        raise UsageError(f"{course.ledger} is unreadable ({error})") from None
+    return data.get("assignments", {})
+
+
+def record_facts(course: Course, slug: str, rows: Iterable[dict[str, Any]]) -> None:
+    """Write this assignment's collected SHAs into the ledger (replacing its earlier entry)."""
+    ledger = read_ledger(course)
+    ledger[slug] = {
+        row["login"]: {k: row[k] for k in ("sha", "due", "first_seen", "late_seconds")}
+        for row in rows
+        if row.get("status") == "collected"
+    }
+    write_json(course.ledger, {"assignments": ledger})
+
+
+def earlier_rows(manifest: Path) -> dict[str, dict[str, Any]]:
+    """The rows of an earlier run into the same folder, by login (none on a first run)."""
+    try:
+        data = json.loads(Path(manifest).read_text())
+        return {row["login"]: row for row in data["students"]}
+    except FileNotFoundError:
+        return {}
+    except (OSError, ValueError, KeyError, TypeError) as error:
+        raise UsageError(f"{manifest} is not a collect manifest ({error})") from None
+
+
+def plan(course: Course, slug: str, login: str, earlier: dict[str, Any] | None) -> str:
+    """What a collect run does for one student now: keep, fetch, pending or closed.
+
+    An on-time SHA is kept for good; a late one may be replaced by a newer push until the late
+    window closes; nothing is fetched before the student's own deadline."""
+    moment = clock()
+    collected = earlier is not None and earlier.get("status") == "collected"
+    if collected and not int(earlier.get("late_seconds", 0)):  # type: ignore[union-attr]
+        return "keep"
+    if moment < course.due_for(login, slug):
+        return "pending"
+    if moment > course.closes_for(login, slug):
+        return "keep" if collected else "closed"
+    return "fetch"
+
+
+def unfetched(
+    course: Course, slug: str, login: str, earlier: dict[str, Any] | None, step: str, url: str
+) -> dict[str, Any]:
+    """The manifest row of a student this run does not fetch."""
+    if step == "keep" and earlier is not None:
+        return dict(earlier)
+    due = course.due_for(login, slug)
+    if step == "pending":
+        note = f"due {stamp(due)}: not collected yet"
+        return {"login": login, "status": "pending", "url": url, "due": stamp(due), "notes": [note]}
+    closed = stamp(course.closes_for(login, slug))
+    note = f"nothing was collected before the late window closed ({closed})"
+    return {"login": login, "status": "missing", "url": url, "due": stamp(due), "notes": [note]}
+
+
+def time_row(course: Course, slug: str, row: Any, earlier: dict[str, Any] | None) -> None:
+    """Stamp a fetched row: the due date used, when its SHA was first seen, how late that is."""
+    if row.status != "collected":
+        return
+    same = earlier is not None and earlier.get("sha") == row.sha and earlier.get("first_seen")
+    first_seen = parse_stamp(earlier["first_seen"]) if same else parse_stamp(row.collected_at)  # type: ignore[index]
+    row.due = stamp(course.due_for(row.login, slug))
+    row.first_seen = stamp(first_seen)
+    row.late_seconds = course.late_seconds(row.login, slug, first_seen)
+
+
+# -- the charge ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Charge:
+    """What the policy does to one student's grade on one assignment."""
+
+    late_seconds: int = 0
+    late_days: int = 0
+    grace_used: int = 0
+    percent: float = 0.0
+    how: str = "on time"
+
+    def penalty(self, raw: float) -> float:
+        return round(raw * self.percent / 100, 2)
+
+    def total(self, raw: float) -> float:
+        return round(raw - self.penalty(raw), 2)
+
+    def explain(self, raw: float) -> str:
+        if not self.late_seconds:
+            return "Submitted on time: no late penalty."
+        text = f"Submitted {self.late_days} day(s) late"
+        if self.grace_used:
+            text += f"; {self.grace_used} grace day(s) used"
+        return f"{text}. {self.how}: {raw:g} - {self.penalty(raw):g} = {self.total(raw):g} points."
+
+
+def charge_of(late_seconds: int, grace_left: int, policy: LatePolicy) -> Charge:
+    if late_seconds <= 0:
+        return Charge()
+    late_days = math.ceil(late_seconds / DAY)
+    grace = min(grace_left, late_days)
+    remaining = max(0, late_seconds - grace * DAY)
+    units = math.ceil(remaining / UNITS[policy.per])
+    percent = min(policy.cap, units * policy.penalty)
+    how = (
+        f"{units} {policy.per}(s) late after grace days, {policy.penalty:g}% each"
+        f" (at most {policy.cap:g}%): {percent:g}% off"
+    )
+    return Charge(late_seconds, late_days, grace, percent, how)
+
+
+def charges(
+    course: Course, login: str, ledger: dict[str, dict[str, dict[str, Any]]] | None = None
+) -> dict[str, Charge]:
+    """The student's charge on every assignment in the ledger, grace days spent in order of
+    the student's own due dates."""
+    ledger = read_ledger(course) if ledger is None else ledger
+    taken = [s for s in course.deadlines if login in ledger.get(s, {})]
+    taken.sort(key=lambda s: (course.due_for(login, s), s))
+    left, found = course.grace_days, {}
+    for slug in taken:
+        facts = ledger[slug][login]
+        charge = charge_of(int(facts["late_seconds"]), left, course.deadline(slug).policy)
+        left -= charge.grace_used
+        found[slug] = charge
+    return found
