@@ -13,18 +13,21 @@ the same cause refer back to it in one line. Platform adapters call the renderer
   for stderr or a batch report; never part of what a student sees;
 - ``summary(result)``: the instructor's whole terminal view, the two above together.
 
-Anything that came from the student (messages quoting their values, what their code printed)
-is escaped first, so a line like ``::notice::Points 100/100`` can never reach a CI runner raw.
+Anything that came from the student (messages quoting their values, what their code printed,
+notices quoting their sheet) goes through the rule of its format in
+``autograder.standalone.escape``: a line like ``::notice::Points 100/100`` never reaches a CI
+runner raw, every line of a notice keeps its ``! `` prefix, and in Markdown student text sits
+in fenced blocks or ``<pre>``, never where it could render as an element.
 """
 
 from __future__ import annotations
 
-import html
 from collections import Counter
 from dataclasses import dataclass
 
 from autograder.result import Result, TestResult
-from autograder.standalone.github import neutralise
+from autograder.standalone import escape
+from autograder.standalone.escape import plain as neutralise
 from autograder.text import listed
 
 PART1 = "Part 1 (answers.yaml)"
@@ -202,7 +205,7 @@ def test_text(test: TestResult, explained: bool = False) -> str:
 def student_text(result: Result) -> str:
     """The student's feedback as plain text: summary first, then the details."""
     out = [neutralise(f"{result.assignment}: {points(result.score)}/{points(result.max_score)}")]
-    out += [f"! {neutralise(n)}" for n in result.notices]
+    out += notice_lines(result.notices)
     out += ["", "Summary:", *summary_lines(result)]
     for section in detailed(result):
         if section.failed:
@@ -212,29 +215,33 @@ def student_text(result: Result) -> str:
     return "\n".join(out)
 
 
+def notice_lines(notices: list[str]) -> list[str]:
+    """Whole-submission notices, every line of each behind ``! `` (a student's text in one
+    can never reach column 0)."""
+    return [line for n in notices for line in escape.prefixed("! ", n)]
+
+
 def student_markdown(result: Result) -> str:
     """The student's feedback as Markdown: a summary table, each function's details folded.
-    Student-derived text is HTML-escaped, and details sit in ``<pre>`` blocks."""
+    Notices (which quote the student) are one fenced block; details sit in ``<pre>`` blocks,
+    HTML-escaped; our own words in the table are backslash-escaped."""
     score = f"{points(result.score)}/{points(result.max_score)}"
-    out = [f"### {md(result.assignment)}: {score}", ""]
-    out += [f"> {md(n)}\n" for n in result.notices]
+    out = [f"### {escape.markdown_text(result.assignment)}: {score}", ""]
+    if result.notices:
+        out += [escape.fenced("\n".join(notice_lines(result.notices))), ""]
     out += ["| | points | likely cause |", "|---|---|---|"]
     for s in sections(result):
-        said = s.said
-        title = md(s.title) if s.title == PART1 else f"`{md(s.title)}`"
-        out.append(f"| {title} | {points(s.earned)}/{points(s.total)} | {md(said)} |")
+        title = escape.markdown_text(s.title)
+        title = title if s.title == PART1 else escape.code_span(s.title, in_table=True)
+        said = escape.markdown_text(s.said)
+        out.append(f"| {title} | {points(s.earned)}/{points(s.total)} | {said} |")
     for section in detailed(result):
         if section.failed:
             heading = f"{section.title}: {points(section.earned)}/{points(section.total)}"
-            out += ["", f"<details><summary>{md(heading)}</summary>", "", "<pre>"]
-            out += [html.escape(line, quote=False) for line in details(section)]
+            out += ["", f"<details><summary>{escape.html_text(heading)}</summary>", "", "<pre>"]
+            out += [escape.html_text(line) for line in details(section)]
             out += ["</pre>", "</details>"]
     return "\n".join(out) + "\n"
-
-
-def md(text: str) -> str:
-    """Student-derived text made safe for one line of Markdown (a table cell, a summary)."""
-    return html.escape(neutralise(text)).replace("|", "&#124;").replace("\n", " ")
 
 
 def instructor_text(result: Result) -> str:

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import escape  # noqa: E402
 import github  # noqa: E402
 import sheet  # noqa: E402
 
@@ -123,7 +124,7 @@ def terminal_report(title: str, checks: list[Check]) -> str:
         if not c.passed and c.message:
             out += [f"         {line}" for line in c.message.splitlines()[:20]]
     out += ["", NOTICE.replace("**", "").replace("`", "")]
-    return github.neutralise("\n".join(out))
+    return escape.plain("\n".join(out))
 
 
 def main(repo: Path) -> int:

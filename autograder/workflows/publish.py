@@ -22,12 +22,12 @@ from typing import Any
 from autograder.course.assignment import Assignment
 from autograder.engine.mistakes import load_catalogue
 from autograder.errors import UsageError
-from autograder.report import neutralise
+from autograder.standalone.escape import code_span, markdown_text
 from autograder.workflows.batch import batch_meta, load_record, read_state
 from autograder.workflows.collect import DEFAULT_TEMPLATE, TOKEN_VARIABLES
 
 API = "https://api.github.com"
-GITHUB_REPO = re.compile(r"^https://github\.com/([A-Za-z0-9_.-]+)/([A-Za-z0-9_.-]+?)(?:\.git)?$")
+GITHUB_REPO = re.compile(r"https://github\.com/([A-Za-z0-9_.-]+)/([A-Za-z0-9_.-]+?)(?:\.git)?")
 OUTCOMES = {
     "passed": "passed",
     "wrong": "wrong result",
@@ -45,9 +45,9 @@ def comment(record: dict[str, Any], hints: dict[str, str]) -> str:
     """The Markdown a student reads under their commit."""
     meta = batch_meta(record)
     top = record["extra_data"].get("max_score", 0)
+    assignment = markdown_text(record["extra_data"].get("assignment", "Assignment"))
     lines = [
-        f"## {record['extra_data'].get('assignment', 'Assignment')}: "
-        f"{record['score']:g}/{top:g} points",
+        f"## {assignment}: {record['score']:g}/{top:g} points",
         "",
         f"Graded commit `{meta['sha'][:12]}`, collected at the deadline. This is the grade "
         "that counts; the checks in your own repository were practice.",
@@ -57,14 +57,17 @@ def comment(record: dict[str, Any], hints: dict[str, str]) -> str:
     ]
     for test in record["tests"]:
         outcome = OUTCOMES.get(test["extra_data"]["outcome"], test["extra_data"]["outcome"])
-        name = neutralise(test["name"]).replace("|", "\\|")
+        name = markdown_text(test["name"])
         lines.append(
             f"| {test['tags'][0]} | {name} | {test['score']:g}/{test['max_score']:g} | {outcome} |"
         )
     found = sorted({m for t in record["tests"] for m in t["extra_data"].get("mistakes", [])})
     if found:
         lines += ["", "**What went wrong, we think:**", ""]
-        lines += [f"- `{name}`: {hints.get(name, '')}".rstrip(": ") for name in found]
+        lines += [
+            f"- {code_span(name)}: {markdown_text(hints.get(name, ''))}".rstrip(": ")
+            for name in found
+        ]
     return "\n".join(lines) + "\n"
 
 
@@ -84,7 +87,7 @@ def requests(out: Path, org: str, template: str = DEFAULT_TEMPLATE) -> list[dict
             continue
         sha = batch_meta(record).get("sha", "")
         url = template.format(org=org, assignment=state["assignment"], login=student)
-        match = GITHUB_REPO.match(url)
+        match = GITHUB_REPO.fullmatch(url)
         if not sha or not match:
             continue  # not collected from GitHub: nowhere to post
         record["extra_data"].setdefault("assignment", state["assignment"])
