@@ -432,6 +432,29 @@ def test_nbgrader_feedback_shows_a_students_cells_as_text(
             assert_same_markdown(cell.source, escape.fenced(PLACEHOLDER))
 
 
+def test_the_feedback_config_runs_both_sanitisers(tmp_path: Path, source_notebook) -> None:
+    """The course's nbgrader_config.py, loaded as nbgrader loads it: each preprocessor it adds
+    to generate_feedback is on, and together they leave no student HTML."""
+    import nbformat
+    from traitlets.config.loader import PyFileConfigLoader
+
+    from autograder.platforms.nbgrader.notebook import build
+
+    build(tmp_path, [Assignment.load(SLUG)])
+    config = PyFileConfigLoader("nbgrader_config.py", path=str(tmp_path)).load_config()
+    ours = ("StudentTextAsText", "SanitizeHTML")
+    added = [p for p in config.GenerateFeedback.preprocessors if p.__name__ in ours]
+    assert [p.__name__ for p in added] == list(ours)  # text first, then the sanitiser
+    nb = nbformat.from_dict(submitted_notebook("<img src=x onerror=alert(24)>", source_notebook))
+    for preprocessor in added:
+        nb, _ = preprocessor(config=config)(nb, {})
+    for cell in nb.cells[-3:]:
+        if cell.cell_type != "code":
+            assert cell.source.startswith("```text") and "<img" not in cell.source
+    html = [o["data"]["text/html"] for o in nb.cells[-1].outputs if "data" in o]
+    assert html and all("<img" not in h for h in html), html  # (a stream shows text as text)
+
+
 # -- the real grader on fixed adversarial submissions -------------------------------------------
 
 PAYLOAD = (

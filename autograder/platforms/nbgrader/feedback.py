@@ -16,6 +16,7 @@ from typing import Any
 
 import nbformat
 from nbconvert.preprocessors import Preprocessor
+from traitlets import Bool
 
 from autograder.platforms.nbgrader.notebook import our_texts, shown_as_text
 
@@ -32,6 +33,9 @@ def source_texts(resources: dict[str, Any]) -> set[str]:
 
 
 class StudentTextAsText(Preprocessor):
+    # nbgrader registers its preprocessors without enabling them: on by default
+    enabled = Bool(True).tag(config=True)
+
     def preprocess(self, nb: Any, resources: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
         ours = source_texts(resources)
         nb.cells = [

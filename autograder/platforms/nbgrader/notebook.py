@@ -214,6 +214,8 @@ c.GenerateFeedback.preprocessors = [
     *default(GenerateFeedback, "preprocessors"),
     SanitizeHTML,
 ]
+# nbgrader registers these without enabling them; nbconvert's are off unless told
+c.SanitizeHTML.enabled = True
 c.HTMLExporter.sanitize_html = True
 warnings.filterwarnings("ignore", message=".*not in session")
 '''
