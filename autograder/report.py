@@ -14,18 +14,21 @@ the renderers here:
   for stderr or a batch report; never part of what a student sees;
 - ``summary(result)``: the instructor's whole terminal view, the two above together.
 
-Anything that came from the student (messages quoting their values, what their code printed)
-is escaped first, so a line like ``::notice::Points 100/100`` can never reach a CI runner raw.
+Anything that came from the student (messages quoting their values, what their code printed,
+notices quoting their sheet) goes through the rule of its format in
+``autograder.standalone.escape``: a line like ``::notice::Points 100/100`` never reaches a CI
+runner raw, every line of a notice keeps its ``! `` prefix, and in Markdown student text sits
+in fenced blocks or ``<pre>``, never where it could render as an element.
 """
 
 from __future__ import annotations
 
-import html
 from collections import Counter
 from dataclasses import dataclass
 
 from autograder.result import Outcome, Result, TestResult
-from autograder.standalone.github import neutralise
+from autograder.standalone import escape
+from autograder.standalone.escape import plain as neutralise
 from autograder.text import listed
 
 PART1 = "Part 1 (answers.yaml)"
@@ -229,7 +232,7 @@ def test_text(test: TestResult, explained: bool = False) -> str:
 def student_text(result: Result) -> str:
     """The student's feedback as plain text: summary first, then the details."""
     out = [neutralise(f"{result.assignment}: {points(result.score)}/{points(result.max_score)}")]
-    out += [f"! {neutralise(n)}" for n in result.notices]
+    out += notice_lines(result.notices)
     out += ["", "Summary:", *summary_lines(result)]
     for section in detailed(result):
         if section.failed:
@@ -239,29 +242,33 @@ def student_text(result: Result) -> str:
     return "\n".join(out)
 
 
+def notice_lines(notices: list[str]) -> list[str]:
+    """Whole-submission notices, every line of each behind ``! `` (a student's text in one
+    can never reach column 0)."""
+    return [line for n in notices for line in escape.prefixed("! ", n)]
+
+
 def student_markdown(result: Result) -> str:
     """The student's feedback as Markdown: a summary table, each function's details folded.
-    Student-derived text is HTML-escaped, and details sit in ``<pre>`` blocks."""
+    Notices (which quote the student) are one fenced block; details sit in ``<pre>`` blocks,
+    HTML-escaped; our own words in the table are backslash-escaped."""
     score = f"{points(result.score)}/{points(result.max_score)}"
-    out = [f"### {md(result.assignment)}: {score}", ""]
-    out += [f"> {md(n)}\n" for n in result.notices]
+    out = [f"### {escape.markdown_text(result.assignment)}: {score}", ""]
+    if result.notices:
+        out += [escape.fenced("\n".join(notice_lines(result.notices))), ""]
     out += ["| | points | likely cause |", "|---|---|---|"]
     for s in sections(result):
-        said = s.said
-        title = md(s.title) if s.title == PART1 else f"`{md(s.title)}`"
-        out.append(f"| {title} | {points(s.earned)}/{points(s.total)} | {md(said)} |")
+        title = escape.markdown_text(s.title)
+        title = title if s.title == PART1 else escape.code_span(s.title, in_table=True)
+        said = escape.markdown_text(s.said)
+        out.append(f"| {title} | {points(s.earned)}/{points(s.total)} | {said} |")
     for section in detailed(result):
         if section.failed:
             heading = f"{section.title}: {points(section.earned)}/{points(section.total)}"
-            out += ["", f"<details><summary>{md(heading)}</summary>", "", "<pre>"]
-            out += [html.escape(line, quote=False) for line in details(section)]
+            out += ["", f"<details><summary>{escape.html_text(heading)}</summary>", "", "<pre>"]
+            out += [escape.html_text(line) for line in details(section)]
             out += ["</pre>", "</details>"]
     return "\n".join(out) + "\n"
-
-
-def md(text: str) -> str:
-    """Student-derived text made safe for one line of Markdown (a table cell, a summary)."""
-    return html.escape(neutralise(text)).replace("|", "&#124;").replace("\n", " ")
 
 
 def instructor_text(result: Result) -> str:
@@ -298,7 +305,8 @@ def commit_comment(result: Result, sha: str, hints: dict[str, str]) -> str:
     the outcome in words, and the names and hints of the known mistakes diagnosed. Never the
     failure messages (they quote expected values), never a "why" meant for the instructor."""
     lines = [
-        f"## {result.assignment or 'Assignment'}: {result.score:g}/{result.max_score:g} points",
+        f"## {escape.markdown_text(result.assignment or 'Assignment')}: "
+        f"{result.score:g}/{result.max_score:g} points",
         "",
         f"Graded commit `{sha[:12]}`, collected at the deadline. This is the grade "
         "that counts; the checks in your own repository were practice.",
@@ -308,10 +316,13 @@ def commit_comment(result: Result, sha: str, hints: dict[str, str]) -> str:
     ]
     for test in result.tests:
         outcome = OUTCOME_WORDS.get(Outcome(test.outcome), test.outcome)
-        name = neutralise(test.name).replace("|", "\\|")
+        name = escape.markdown_text(test.name)
         lines.append(f"| {test.part} | {name} | {test.score:g}/{test.max_score:g} | {outcome} |")
     found = sorted({m for t in result.tests for m in t.mistakes})
     if found:
         lines += ["", "**What went wrong, we think:**", ""]
-        lines += [f"- `{name}`: {hints.get(name, '')}".rstrip(": ") for name in found]
+        lines += [
+            f"- {escape.code_span(name)}: {escape.markdown_text(hints.get(name, ''))}".rstrip(": ")
+            for name in found
+        ]
     return "\n".join(lines) + "\n"

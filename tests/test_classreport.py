@@ -61,11 +61,12 @@ def test_markdown_shows_the_class(reported):
     assert rows[0][0] == "the mask is applied after the softmax"  # the catalogue's title
     mistakes = [row[1:] for row in rows]  # beside it, the id
     assert mistakes[0][0] == "mask-after-softmax" and mistakes[0][1] == "3"
-    assert mistakes[0][3] == ", ".join(s for s in MISTAKES if MISTAKES[s] == "mask-after-softmax")
+    who = ", ".join(f"`{s}`" for s in MISTAKES if MISTAKES[s] == "mask-after-softmax")
+    assert mistakes[0][3] == who  # each login a code span: no @mention, no emphasis
     assert "softmax" in mistakes[0][2]  # the catalogue's why
     problems = text.split("## Timed out")[1]
-    assert "- Kim: crashed" in problems and "- gus: crashed" in problems
-    assert "- ada" not in problems
+    assert "- `Kim`: crashed" in problems and "- `gus`: crashed" in problems
+    assert "- `ada`" not in problems
     rates = re.findall(r"^\| `(part[12]:\w+)` .* \| (\d+)/(\d+) \| (\d+)% \|$", text, re.M)
     assert len(rates) == len(
         json.loads((reported / "ada" / "results.json").read_text())["result"]["tests"]

@@ -641,7 +641,7 @@ def test_markdown_folds_the_details_and_keeps_instructor_notes_out(assignment, g
     result.instructor_notes.append("WARNING: weak sandbox: chmod o+x /root")
     markdown = report.student_markdown(result)
     table = markdown.index(
-        "| `masked_attention` | 4/22 | the scores are not divided by sqrt(d_k) |"
+        "| `masked_attention` | 4/22 | the scores are not divided by sqrt\\(d\\_k\\) |"
     )
     assert table < markdown.index("<details><summary>masked_attention: 4/22</summary>")
     assert markdown.count("<details>") == markdown.count("</details>") == 2

@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 import csv
 import json
+from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
@@ -95,7 +96,34 @@ SUBMISSIONS: dict[str, tuple[str, dict[str, str | None], str]] = {
     "patches_numpy": ("release", {"masked_attention": PATCH_NUMPY}, ""),
     "rewrites_assertion": ("release", {"masked_attention": REWRITE_ASSERTION}, ""),
     "patches_grader": ("release", {"masked_attention": PATCH_GRADER}, ""),
+    # Script, an onerror image, a forged total and a forged text/html output (issue 24).
+    "injects": ("source", {}, REFERENCE_ANSWERS + '"<script>alert(24)</script>": 1\n'),
 }
+MARKER = "alert(24)"
+FORGED_TOTAL = "Total: 100/100"
+INJECTED_CELLS = [
+    {
+        "cell_type": "markdown",
+        "metadata": {},
+        "source": f"## {FORGED_TOTAL} ✅\n\n<img src=x onerror={MARKER}>\n"
+        f"<script>{MARKER}</script>",
+    },
+    {"cell_type": "raw", "metadata": {"format": "text/html"}, "source": f"<b>{MARKER}</b>"},
+    {
+        "cell_type": "code",
+        "metadata": {},
+        "execution_count": 1,
+        "source": "from IPython.display import HTML, display\n"
+        f"display(HTML('<img src=x onerror={MARKER}><script>{MARKER}</script>'))",
+        "outputs": [
+            {
+                "output_type": "display_data",
+                "metadata": {},
+                "data": {"text/html": f"<h2>{FORGED_TOTAL}</h2><script>{MARKER}</script>"},
+            }
+        ],
+    },
+]
 FORGERS = ["patches_numpy", "rewrites_assertion", "patches_grader"]
 HOSTILE = [*FORGERS, "exits"]
 
@@ -116,7 +144,7 @@ def make_submission(course: Path, student: str) -> None:
             is_answer = not c["metadata"]["nbgrader"]["grade"]
             c["source"] = (original + "\n" if is_answer else "") + edits[grade_id]
         kept.append(c)
-    nb["cells"] = kept
+    nb["cells"] = kept + (INJECTED_CELLS if student == "injects" else [])
     folder = course / "submitted" / student / SLUG
     folder.mkdir(parents=True)
     (folder / f"{SLUG}.ipynb").write_text(json.dumps(nb))
@@ -153,6 +181,9 @@ def course(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     steps["ours"] = gradebook.autograde(course, SLUG)
     steps["stored"] = stored_scores(course)
     steps["export"] = nbgrader(course, env, "export", "--to", str(course / "grades.csv"))
+    page = course / "feedback" / "injects" / SLUG / f"{SLUG}.html"
+    steps["our_feedback"] = nbgrader(course, env, "generate_feedback", SLUG, "--force")
+    steps["our_injects_page"] = page.read_text() if page.is_file() else ""
     return steps
 
 
@@ -276,6 +307,46 @@ def test_feedback_shows_our_messages_and_no_hidden_test(course: dict[str, Any]) 
         assert "the causal mask is transposed" in page and "Hint:" in page  # the diagnosis
     for page in html.values():
         assert "kernel.check" not in page and "HIDDEN TESTS" not in page
+
+
+class Live(HTMLParser):
+    """Where a page shows a marker live: in an attribute, in a script, or (``as_text``) as
+    text outside ``<pre>``/``<code>`` (a heading, say). Escaped markup shown as text is inert."""
+
+    def __init__(self, page: str, marker: str, as_text: bool) -> None:
+        super().__init__(convert_charrefs=True)
+        self.marker, self.found, self.inside = marker, list[str](), list[str]()
+        self.as_text = as_text
+        self.feed(page)
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.found += [f"<{tag} {n}=...>" for n, v in attrs if self.marker in (v or "")]
+        self.inside.append(tag)
+
+    def handle_endtag(self, tag: str) -> None:
+        while self.inside and self.inside.pop() != tag:
+            pass
+
+    def handle_data(self, data: str) -> None:
+        quoted = {"pre", "code", "textarea"} & set(self.inside)
+        live = "script" in self.inside[-1:] or (self.as_text and not quoted)
+        if self.marker in data and live:
+            self.found.append(f"{'/'.join(self.inside[-3:])}: {data.strip()[:80]}")
+
+
+def test_feedback_renders_nothing_a_students_notebook_brings(course: dict[str, Any]) -> None:
+    """Plain nbgrader autograde copies the student's Markdown, raw cells and outputs into the
+    graded notebook, ours shows none of them: on both routes the feedback page has no script,
+    attribute or heading of theirs."""
+    assert course["our_feedback"].returncode == 0, course["our_feedback"].stderr[-2000:]
+    pages = {"plain": course["plain_feedback"]["injects"], "ours": course["our_injects_page"]}
+    for route, page in pages.items():
+        assert "<html" in page, route
+        assert Live(page, MARKER, as_text=False).found == [], route  # no script, no onerror
+        assert Live(page, FORGED_TOTAL, as_text=True).found == [], route  # no heading of theirs
+    ours = (course["course"] / "autograded" / "injects" / SLUG / f"{SLUG}.ipynb").read_text()
+    outputs = [o for c in json.loads(ours)["cells"] for o in c.get("outputs", [])]
+    assert all(set(o.get("data", {})) <= {"text/plain"} for o in outputs)  # ours only: text
 
 
 def test_export_writes_our_scores(course: dict[str, Any]) -> None:

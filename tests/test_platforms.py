@@ -123,9 +123,11 @@ def test_classroom50_writes_its_result_json(classroom50_run):
     )
     assert all(t["passed"] and t["score"] == t["max-score"] for t in result["tests"])
     assert {t["part"] for t in result["tests"]} == {"part1", "part2"}
-    # Only result.json was added; the student's files are untouched.
+    # Only result.json and the release body were added; the student's files are untouched.
     after = files(checkout)
+    body = after.pop("release-body.md")
     assert after.pop("result.json") and after == before
+    assert body.startswith(b"### masks\\-and\\-heads: 100/100") and b"<script" not in body
 
 
 def test_classroom50_result_carries_our_feedback():

@@ -140,6 +140,7 @@ def test_template_holds_the_public_files(template):
         ".gitignore",
         ".github/workflows/classroom.yml",
         "practice/check.py",
+        "practice/escape.py",
         "practice/github.py",
         "practice/sheet.py",
         "practice/questions.json",
@@ -333,7 +334,7 @@ def test_the_reporter_prints_the_canonical_points():
 def test_job_summary_escapes_what_students_control():
     summary = github.job_summary("Grade", canonical().tests, intro="intro")
     assert summary.startswith("## Grade: 3.5/9\n")
-    assert "<b>" not in summary and "&lt;b&gt;" in summary
-    assert "\\| `x`" in summary  # a pipe cannot split the table row
+    assert "<b>" not in summary and "\\<b\\>" in summary  # backslash-escaped, shown as text
+    assert "\\| \\`x\\`" in summary  # a pipe cannot split the table row
     assert "````text\nexpected ```3```\n````" in summary  # nor close the code block
     assert "::error::" not in summary

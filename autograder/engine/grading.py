@@ -36,7 +36,7 @@ from autograder.errors import GraderFault, SuiteError, UsageError
 from autograder.result import Result, TestResult
 from autograder.sandbox.layers import Sandbox, secret_values
 from autograder.sandbox.worker import Worker
-from autograder.standalone.github import neutralise
+from autograder.standalone.escape import plain as neutralise
 
 
 def grade(assignment: Assignment, submission: Path, sandbox: Sandbox | None = None) -> Result:

@@ -11,7 +11,14 @@ from pathlib import Path
 from typing import Any
 
 from autograder.result import TestResult
-from autograder.standalone.sheet import NOT_ANSWERED, Verdict, question, questions, read_sheet
+from autograder.standalone.sheet import (
+    NOT_ANSWERED,
+    Verdict,
+    question,
+    questions,
+    read_sheet,
+    unknown_keys,
+)
 
 __all__ = ["Verdict", "grade", "judge"]
 
@@ -26,7 +33,7 @@ def grade(key: dict[str, Any], path: Path) -> tuple[list[TestResult], list[str]]
     asked = questions(key)
     unknown = sorted(set(sheet.answers) - {q.id for q in asked})
     if unknown:
-        sheet.problems.append(f"{path.name}: unknown keys ignored: {', '.join(unknown[:10])}.")
+        sheet.problems.append(unknown_keys(path.name, unknown))
     results = []
     for number, q in enumerate(asked, start=1):
         verdict = q.judge(sheet.answers.get(q.id))

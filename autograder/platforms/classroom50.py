@@ -5,6 +5,14 @@ Classroom 50 (foundation50/classroom50, wiki/Advanced-Autograding.md) runs
 checkout as the working directory and the identity of the submission in the environment. The
 script writes ./result.json and exits 0 whenever grading ran; non-zero means an infrastructure
 error. Scores are integers there, so each is rounded; the exact points stay in ``points``.
+
+How Classroom 50 shows what we write (its runner.py, ``render_release_body`` and
+``finalize_result``): ``test-name``, ``passed`` and the scores go into a Markdown table in the
+submission's release body (GitHub renders it), escaping only ``|``; extra fields on a test are
+kept verbatim in ``scores.json`` and rendered nowhere. So ``message``, ``printed`` and
+``notices`` are written as plain text (``escape.plain``), and we write ``release-body.md``
+ourselves, the student's feedback as escaped Markdown (``report.student_markdown``): the
+runner then publishes it as is, and mirrors it to the run's job summary.
 """
 
 from __future__ import annotations
@@ -17,11 +25,14 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from autograder import report
 from autograder.course.assignment import Assignment
 from autograder.platforms import bundle
 from autograder.result import Result, write_json
+from autograder.standalone.escape import plain
 
 SCHEMA = "classroom50/result/v1"
+RELEASE_BODY = "release-body.md"  # the submission release's text; the runner's own if absent
 
 # result.json field <- environment variable, as Classroom 50 sets them.
 IDENTITY = {
@@ -74,7 +85,7 @@ def classroom50(result: Result, environ: dict[str, str] | None = None) -> dict[s
         "max-score": round(result.max_score),
         "tests": [
             {
-                "test-name": t.name,
+                "test-name": plain(t.name),
                 "passed": t.passed,
                 "score": round(t.score),
                 "max-score": round(t.max_score),
@@ -83,19 +94,18 @@ def classroom50(result: Result, environ: dict[str, str] | None = None) -> dict[s
                 "id": t.id,
                 "part": t.part,
                 "outcome": t.outcome,
-                "message": t.message,
-                "printed": t.printed,
+                "message": plain(t.message),
+                "printed": plain(t.printed),
                 "mistakes": t.mistakes,
             }
             for t in result.tests
         ],
-        "notices": result.notices,
+        "notices": [plain(n) for n in result.notices],
     }
 
 
 def main(slug: str, checkout: Path, sandbox: str = "auto") -> int:
     """Grade ``checkout`` and write ./result.json there; 0 whenever grading ran."""
-    from autograder import report
     from autograder.platforms import record
 
     checkout = checkout.resolve()
@@ -109,6 +119,7 @@ def main(slug: str, checkout: Path, sandbox: str = "auto") -> int:
         print(f"autograder: grading could not run: {why}", file=sys.stderr)
         return 1
     write_json(checkout / "result.json", classroom50(result))
+    (checkout / RELEASE_BODY).write_text(report.student_markdown(result))
     print(report.summary(result))
     return 0
 

@@ -23,6 +23,7 @@ from autograder import report
 from autograder.course.assignment import Assignment
 from autograder.platforms import bundle
 from autograder.result import Result, write_json
+from autograder.standalone.escape import plain
 
 SETUP = """\
 #!/usr/bin/env bash
@@ -111,7 +112,8 @@ def gradescope_failure(reason: str) -> dict[str, Any]:
     """results.json when grading itself could not run: no score, and why."""
     return {
         "score": 0,
-        "output": f"Grading could not run (not a problem with your work): {reason}",
+        "output": plain(f"Grading could not run (not a problem with your work): {reason}"),
+        "output_format": "text",
         "visibility": "visible",
         "tests": [],
     }

@@ -7,8 +7,9 @@
   only for status ``error``, so feedback goes to the job summary instead.
 - The job summary is Markdown appended to ``$GITHUB_STEP_SUMMARY``, shown on the run's page.
 
-Standard library only, and no import from this package: the file is copied verbatim into each
-student template, where the practice checks use it. A "test" here is anything with ``name``,
+Standard library only, and no import from this package but ``escape`` (the one rule per
+format for student text): both files are copied verbatim into each student template, where
+the practice checks use them. A "test" here is anything with ``name``,
 ``score``, ``max_score``, ``passed`` and ``message`` (a ``TestResult``, or a practice check).
 """
 
@@ -18,11 +19,15 @@ import base64
 import contextlib
 import json
 import os
-import re
 import secrets
 import sys
 from collections.abc import Iterator, Sequence
 from typing import Any, Protocol, TextIO
+
+try:  # in the package
+    from . import escape
+except ImportError:  # copied into a template: escape.py sits beside this file
+    import escape  # type: ignore[no-redef]
 
 
 class Test(Protocol):  # read-only, so a dataclass field and a property both fit
@@ -36,18 +41,6 @@ class Test(Protocol):  # read-only, so a dataclass field and a property both fit
     def message(self) -> str: ...
     @property
     def passed(self) -> bool: ...
-
-
-def neutralise(text: str) -> str:
-    """Defuse GitHub workflow commands (``::name ...::``, ``##[name]``) and control characters.
-
-    No ``::`` or ``##[`` survives, so no line of the result can start a command, however it
-    is indented; carriage returns and other control characters become ``?``. (Stdlib only:
-    the student template carries this module; the engine's report uses it too.)"""
-    text = "".join(c if c.isprintable() or c in "\n\t" else "?" for c in text)
-    while "::" in text or "##[" in text:
-        text = text.replace("::", ": :").replace("##[", "# #[")
-    return text
 
 
 def number(value: float) -> float | int:
@@ -64,10 +57,10 @@ def runner_result(tests: Sequence[Test], line_numbers: Sequence[int] = ()) -> di
         "max_score": number(sum(t.max_score for t in tests)),
         "tests": [
             {
-                "name": neutralise(t.name),  # the reporter prints names raw into the log
+                "name": escape.plain(t.name),  # the reporter prints names raw into the log
                 "status": "pass" if t.passed else "fail",
                 "score": number(t.score),
-                "message": neutralise(t.message),
+                "message": escape.plain(t.message),
                 "line_no": line,
                 "test_code": "",
                 "filename": "",
@@ -82,42 +75,28 @@ def encode(result: dict[str, Any]) -> str:
     return base64.b64encode(json.dumps(result).encode()).decode()
 
 
-def fenced(text: str) -> str:
-    """A Markdown code block that no backtick run inside ``text`` can close early."""
-    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
-    fence = "`" * max(3, longest + 1)
-    return f"{fence}text\n{neutralise(text)}\n{fence}"
-
-
-def cell(text: str) -> str:
-    """One Markdown table cell: no line breaks, pipes or HTML from student-derived text."""
-    text = neutralise(" ".join(text.split()))
-    for raw, safe in (("&", "&amp;"), ("<", "&lt;"), (">", "&gt;"), ("|", "\\|")):
-        text = text.replace(raw, safe)
-    return text
-
-
 def job_summary(
     title: str, tests: Sequence[Test], intro: str = "", notices: Sequence[str] = ()
 ) -> str:
     """Markdown for the run's page: a table of checks, then what went wrong in each failure."""
     earned = number(sum(t.score for t in tests))
     total = number(sum(t.max_score for t in tests))
-    out = [f"## {cell(title)}: {earned}/{total}", ""]
+    out = [f"## {escape.markdown_text(title)}: {earned}/{total}", ""]
     if intro:
         out += [intro, ""]
-    out += [f"> {cell(n)}" for n in notices]
-    if notices:
-        out.append("")
+    if notices:  # student text (a sheet's keys, an error message): shown as text
+        lines = [line for n in notices for line in escape.prefixed("! ", n)]
+        out += [escape.fenced("\n".join(lines)), ""]
     out += ["| | check | points |", "|---|---|---|"]
     for t in tests:
         mark = "✅" if t.passed else "❌"
-        out.append(f"| {mark} | {cell(t.name)} | {number(t.score)}/{number(t.max_score)} |")
+        name = escape.markdown_text(t.name)
+        out.append(f"| {mark} | {name} | {number(t.score)}/{number(t.max_score)} |")
     failed = [t for t in tests if not t.passed and t.message]
     if failed:
         out += ["", "### What to fix", ""]
         for t in failed:
-            out += [f"**{cell(t.name)}**", "", fenced(t.message), ""]
+            out += [f"**{escape.markdown_text(t.name)}**", "", escape.fenced(t.message), ""]
     return "\n".join(out).rstrip() + "\n"
 
 

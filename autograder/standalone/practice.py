@@ -29,9 +29,10 @@ from pathlib import Path
 from typing import Any
 
 if __package__:  # imported from the package (autograder.standalone.practice)
-    from . import github, sheet
-else:  # run as the template's practice/check.py, beside copies of both
+    from . import escape, github, sheet
+else:  # run as the template's practice/check.py, beside copies of them
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import escape  # type: ignore[no-redef]  # noqa: E402
     import github  # type: ignore[no-redef]  # noqa: E402
     import sheet  # type: ignore[no-redef]  # noqa: E402
 
@@ -126,7 +127,7 @@ def terminal_report(title: str, checks: list[Check]) -> str:
         if not c.passed and c.message:
             out += [f"         {line}" for line in c.message.splitlines()[:20]]
     out += ["", NOTICE.replace("**", "").replace("`", "")]
-    return github.neutralise("\n".join(out))
+    return escape.plain("\n".join(out))
 
 
 def main(repo: Path) -> int:

@@ -506,8 +506,20 @@ def check_forms(description: dict[str, Any], path: Path) -> tuple[list[FormCheck
         checks.append(FormCheck(q.id, title, sheet.lines.get(q.id), q.problem(given)))
     unknown = sorted(set(sheet.answers) - {q.id for q in questions(description)})
     if unknown:
-        sheet.problems.append(f"{path.name}: unknown keys ignored: {', '.join(unknown[:10])}.")
+        sheet.problems.append(unknown_keys(path.name, unknown))
     return checks, sheet.problems
+
+
+SHOWN_KEYS, SHOWN_KEY_CHARS = 10, 40
+
+
+def unknown_keys(filename: str, keys: list[str]) -> str:
+    """The notice for keys the key does not ask about: at most 10, each cut to 40
+    characters (a key is the student's text, and can be 20,000 characters long)."""
+    cut = SHOWN_KEY_CHARS - 1
+    shown = [k if len(k) <= SHOWN_KEY_CHARS else k[:cut] + "…" for k in map(str, keys)]
+    more = f" and {len(keys) - SHOWN_KEYS} more" if len(keys) > SHOWN_KEYS else ""
+    return f"{filename}: unknown keys ignored: {', '.join(shown[:SHOWN_KEYS])}{more}."
 
 
 def main(argv: list[str]) -> int:

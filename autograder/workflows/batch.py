@@ -44,6 +44,7 @@ from autograder.course.assignment import Assignment, slugs
 from autograder.errors import SuiteError, UsageError
 from autograder.platforms.record import grade_for_record, policy
 from autograder.result import Result, TestResult, write_json
+from autograder.standalone.escape import csv_cell
 from autograder.tree import TreeTooBig, walk_files
 from autograder.workflows import term
 from autograder.workflows.collect import MANIFEST, read_manifest
@@ -52,7 +53,7 @@ from autograder.workflows.term import Charge
 
 STATE = "batch.json"  # what this output folder holds: assignment, grader version, students
 SCORES = "scores.csv"
-STUDENT_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@+-]{0,99}$")
+STUDENT_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._@+-]{0,99}")  # fullmatch: no trailing \n
 ATTEMPTS = 2  # a submission whose job process died this often is recorded as such
 
 
@@ -102,7 +103,7 @@ def discover(folder: Path, assignment: Assignment) -> list[Submission]:
         raise UsageError(f"{folder} holds no submissions (one folder per student expected)")
     seen: dict[str, str] = {}
     for sub in found:
-        if not STUDENT_ID.match(sub.student):
+        if not STUDENT_ID.fullmatch(sub.student):
             raise UsageError(f"{sub.student!r} cannot be used as a student id (in {folder})")
         key = sub.student.casefold()
         if key in seen:
@@ -609,7 +610,7 @@ def write_scores(
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(header)
-    writer.writerows(rows)
+    writer.writerows([csv_cell(value) for value in row] for row in rows)
     atomic_write_text(path, buffer.getvalue())
 
 

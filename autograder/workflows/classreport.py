@@ -12,7 +12,6 @@ or were not graded. Instructor's eyes only: it names students and quotes the cat
 from __future__ import annotations
 
 import base64
-import html
 import statistics
 from collections import Counter
 from dataclasses import dataclass, field
@@ -22,6 +21,7 @@ from typing import Any
 from autograder.course.assignment import Assignment
 from autograder.engine.mistakes import load_catalogue
 from autograder.errors import UsageError
+from autograder.standalone.escape import code_span, html_text, markdown_text
 from autograder.workflows import clusters, insight
 from autograder.workflows.batch import (
     atomic_write_text,
@@ -212,7 +212,7 @@ def draw(stats: ClassStats, folder: Path) -> dict[str, bytes]:
 def markdown(stats: ClassStats, image: dict[str, str]) -> str:
     """The report in Markdown; ``image`` maps an image file name to where it is linked from."""
     total = stats.scores.get("total", [])
-    lines = [f"# {stats.assignment}: class report", ""]
+    lines = [f"# {markdown_text(stats.assignment)}: class report", ""]
     lines.append(
         f"{len(stats.students)} students, {len(stats.graded)} graded"
         + (
@@ -231,7 +231,8 @@ def markdown(stats: ClassStats, image: dict[str, str]) -> str:
         lines += [f"![pass rates]({image['pass-rates.png']})", ""]
         lines += ["| test | passed | rate |", "|---|---|---|"]
         lines += [
-            f"| `{r.column}` {r.name} | {r.passed}/{r.taken} | {100 * r.rate:.0f}% |"
+            f"| {code_span(r.column, in_table=True)} {markdown_text(r.name)} "
+            f"| {r.passed}/{r.taken} | {100 * r.rate:.0f}% |"
             for r in stats.rates
         ]
     lines += ["", "## Most frequent mistakes", ""]
@@ -239,13 +240,18 @@ def markdown(stats: ClassStats, image: dict[str, str]) -> str:
         lines += [f"![mistakes]({image['mistakes.png']})", ""]
         lines += ["| mistake | id | students | why | who |", "|---|---|---|---|---|"]
         for name, who in stats.mistakes:
-            title, why = (cell(text) for text in (stats.title(name), stats.why.get(name, "")))
-            lines.append(f"| {title} | `{name}` | {len(who)} | {why} | {', '.join(who)} |")
+            title, why = (markdown_text(t) for t in (stats.title(name), stats.why.get(name, "")))
+            students = ", ".join(code_span(w, in_table=True) for w in who)
+            mistake = code_span(name, in_table=True)
+            lines.append(f"| {title} | {mistake} | {len(who)} | {why} | {students} |")
     else:
         lines.append("No known mistake was diagnosed.")
     lines += ["", "## Timed out, crashed, invalid output or not graded", ""]
     if stats.problems:
-        lines += [f"- {student}: {', '.join(found)}" for student, found in stats.problems]
+        lines += [
+            f"- {code_span(student)}: {markdown_text(', '.join(found))}"
+            for student, found in stats.problems
+        ]
     else:
         lines.append("None.")
     return "\n".join(lines) + "\n"
@@ -280,22 +286,22 @@ def to_html(stats: ClassStats, images: dict[str, bytes], extra: str = "") -> str
 
     def img(name: str, alt: str) -> str:
         data = base64.b64encode(images[name]).decode()
-        return f'<img alt="{html.escape(alt)}" src="data:image/png;base64,{data}">'
+        return f'<img alt="{html_text(alt)}" src="data:image/png;base64,{data}">'
 
     def table(header: list[str], rows: list[list[str]]) -> str:
-        head = "".join(f"<th>{html.escape(h)}</th>" for h in header)
+        head = "".join(f"<th>{html_text(h)}</th>" for h in header)
         body = "".join(
-            "<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in row) + "</tr>" for row in rows
+            "<tr>" + "".join(f"<td>{html_text(c)}</td>" for c in row) + "</tr>" for row in rows
         )
         return f"<table><tr>{head}</tr>{body}</table>"
 
     parts = [
         "<!doctype html><html><head><meta charset='utf-8'>",
-        f"<title>{html.escape(stats.assignment)}: class report</title>",
+        f"<title>{html_text(stats.assignment)}: class report</title>",
         "<style>body{font-family:sans-serif;max-width:60em;margin:auto}"
         "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:.2em .5em;"
         "vertical-align:top}img{max-width:100%}</style></head><body>",
-        f"<h1>{html.escape(stats.assignment)}: class report</h1>",
+        f"<h1>{html_text(stats.assignment)}: class report</h1>",
         f"<p>{len(stats.students)} students, {len(stats.graded)} graded"
         + (
             f"; total median {statistics.median(total):g} of {stats.maxima['total']:g}"
@@ -350,7 +356,8 @@ def job_summary(stats: ClassStats, buckets: int = 10) -> str:
     """A short Markdown summary for an Actions run page: the distribution of totals and the
     most frequent mistakes, in counts only (no student is named)."""
     total, top = stats.scores.get("total", []), stats.maxima.get("total", 0) or 1
-    lines = [f"### {stats.assignment}: {len(stats.graded)} of {len(stats.students)} graded", ""]
+    title = markdown_text(stats.assignment)
+    lines = [f"### {title}: {len(stats.graded)} of {len(stats.students)} graded", ""]
     if total:
         lines += [
             f"Mean {statistics.mean(total):.1f}, median {statistics.median(total):g} of {top:g}.",
@@ -364,7 +371,9 @@ def job_summary(stats: ClassStats, buckets: int = 10) -> str:
             closing = "]" if b == buckets - 1 else ")"
             lines.append(f"| [{b * width:g}, {(b + 1) * width:g}{closing} | {counts[b]} |")
     lines += ["", "| most frequent mistake | students |", "|---|---|"]
-    lines += [f"| `{name}` | {len(who)} |" for name, who in stats.mistakes[:10]] or ["| none | 0 |"]
+    lines += [
+        f"| {code_span(name, in_table=True)} | {len(who)} |" for name, who in stats.mistakes[:10]
+    ] or ["| none | 0 |"]
     if stats.problems:
         lines += ["", f"{len(stats.problems)} submission(s) timed out, crashed or misbehaved."]
     return "\n".join(lines) + "\n"

@@ -41,7 +41,7 @@ MANIFEST = "manifest.json"
 CACHE = ".repos"  # bare repositories, hidden so artifact uploads leave them out
 MAX_FILE_BYTES = 1 << 20  # a student's files are a module and a sheet; more is not coursework
 GIT_TIMEOUT = 300
-LOGIN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
+LOGIN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")  # fullmatch: no trailing \n
 ROSTER_COLUMNS = ("login", "github_username", "username", "github", "student")
 MODE_FILE = ("100644", "100755")
 MODE_LINK, MODE_SUBMODULE = "120000", "160000"
@@ -91,7 +91,7 @@ def roster_rows(path: Path) -> list[tuple[str, dict[str, str]]]:
         login = (row[column] or "").strip()
         if not login:
             continue
-        if not LOGIN.match(login):
+        if not LOGIN.fullmatch(login):
             raise UsageError(f"{path}, line {number}: {login!r} is not a valid login")
         if login.lower() in seen:
             raise UsageError(f"{path}, line {number}: {login} is listed twice")

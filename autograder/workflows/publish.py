@@ -30,7 +30,7 @@ from autograder.workflows.records import load_record
 from autograder.workflows.term import Charge
 
 API = "https://api.github.com"
-GITHUB_REPO = re.compile(r"^https://github\.com/([A-Za-z0-9_.-]+)/([A-Za-z0-9_.-]+?)(?:\.git)?$")
+GITHUB_REPO = re.compile(r"https://github\.com/([A-Za-z0-9_.-]+)/([A-Za-z0-9_.-]+?)(?:\.git)?")
 
 
 def requests(out: Path, org: str, template: str = DEFAULT_TEMPLATE) -> list[dict[str, Any]]:
@@ -51,7 +51,7 @@ def requests(out: Path, org: str, template: str = DEFAULT_TEMPLATE) -> list[dict
             continue
         sha = record.sha
         url = template.format(org=org, assignment=state["assignment"], login=student)
-        match = GITHUB_REPO.match(url)
+        match = GITHUB_REPO.fullmatch(url)
         if not sha or not match:
             continue  # not collected from GitHub: nowhere to post
         found.append(

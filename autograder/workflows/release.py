@@ -89,10 +89,12 @@ fix. These are practice checks, not your grade: the course grades your work with
 
 def practice_files() -> dict[str, str]:
     """The practice checker's code, copied verbatim into the template's practice/ folder:
-    the checker, the GitHub formats, and the engine's own answer-sheet reader (``sheet.py``:
-    stdlib and PyYAML only, and it never holds the key)."""
+    the checker, the rules that keep student text inert (``escape.py``), the GitHub formats,
+    and the engine's own answer-sheet reader (``sheet.py``: stdlib and PyYAML only, and it
+    never holds the key)."""
     return {
         "check.py": (STANDALONE / "practice.py").read_text(),
+        "escape.py": (STANDALONE / "escape.py").read_text(),
         "github.py": (STANDALONE / "github.py").read_text(),
         "sheet.py": (STANDALONE / "sheet.py").read_text(),
     }

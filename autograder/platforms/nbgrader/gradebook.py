@@ -26,7 +26,13 @@ from autograder.course.assignment import Assignment
 from autograder.engine.grading import grade_files
 from autograder.errors import UsageError
 from autograder.platforms.nbgrader.kernel import cell_tests, feedback
-from autograder.platforms.nbgrader.notebook import ANSWERS, PART1, extract
+from autograder.platforms.nbgrader.notebook import (
+    ANSWERS,
+    PART1,
+    extract,
+    our_texts,
+    shown_as_text,
+)
 from autograder.platforms.record import policy as record_policy
 from autograder.result import Result
 from autograder.sandbox.layers import Sandbox
@@ -55,7 +61,9 @@ def autograded_notebook(
     submitted: dict[str, Any], source: dict[str, Any], result: Result
 ) -> dict[str, Any]:
     """The student's notebook with every test cell restored from source/ (missing ones
-    appended) and our feedback as its output; no other cell keeps an output."""
+    appended) and our feedback as its output. No other cell keeps an output, no Markdown or
+    raw cell of the student's renders (``shown_as_text``), and the notebook's metadata is
+    source/'s: nothing a student's notebook brings reaches the feedback page as HTML."""
     restored = {
         c["metadata"]["nbgrader"]["grade_id"]: c
         for c in source["cells"]
@@ -68,7 +76,14 @@ def autograded_notebook(
             c, seen = restored[grade_id], seen | {grade_id}
         cells.append(c)
     cells += [c for grade_id, c in restored.items() if grade_id not in seen]
-    out = copy.deepcopy(submitted) | {"cells": copy.deepcopy(cells)}
+    ours = our_texts(source)
+    cells = [c if c.get("cell_type") == "code" else shown_as_text(c, ours) for c in cells]
+    out = {
+        "cells": copy.deepcopy(cells),
+        "metadata": copy.deepcopy(source.get("metadata", {})),
+        "nbformat": 4,
+        "nbformat_minor": submitted.get("nbformat_minor", 4),
+    }
     for c in out["cells"]:
         if c.get("cell_type") != "code":
             continue
@@ -165,7 +180,4 @@ def record(
     shutil.copytree(notebook.parent, out, symlinks=True)
     submitted = json.loads(notebook.read_text()) if notebook.is_file() else {"cells": []}
     graded = autograded_notebook(submitted, source, result)
-    graded.setdefault("metadata", {}).update(source.get("metadata", {}))
-    graded.setdefault("nbformat", 4)
-    graded.setdefault("nbformat_minor", 4)
     (out / notebook.name).write_text(json.dumps(graded, indent=1) + "\n")

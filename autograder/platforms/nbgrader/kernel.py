@@ -51,7 +51,7 @@ def cell_tests(result: Result, piece: str) -> list[TestResult]:
 def feedback(tests: list[TestResult], notices: list[str]) -> str:
     # A notice that a test already repeats (attention.py did not import, say) is said once.
     said = {t.message for t in tests}
-    lines = [f"! {report.neutralise(n)}" for n in notices if n not in said]
+    lines = report.notice_lines([n for n in notices if n not in said])
     explained: set[str] = set()
     for test in tests:
         mark = "PASS" if test.passed else "FAIL"

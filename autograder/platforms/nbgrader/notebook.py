@@ -31,6 +31,7 @@ from typing import Any
 from autograder.course import stubs
 from autograder.course.assignment import Assignment
 from autograder.errors import UsageError
+from autograder.standalone import escape
 from autograder.standalone.sheet import MAX_BYTES, blank_sheet, describe
 
 HIDDEN_BEGIN, HIDDEN_END = "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS"
@@ -195,9 +196,11 @@ def config(slugs: list[str], kept: dict[str, list[str]] | None = None) -> str:
 import warnings
 
 from nbgrader.converters import Autograde, GenerateFeedback
+from nbconvert.preprocessors.sanitize import SanitizeHTML
 from nbgrader.preprocessors import ClearHiddenTests, Execute
 
 from autograder.platforms.nbgrader.execute import KeepGoing
+from autograder.platforms.nbgrader.feedback import StudentTextAsText
 
 c = get_config()  # noqa: F821
 
@@ -223,8 +226,18 @@ c.Execute.extra_arguments = [
 ]
 # A warning printed to stderr must not turn a test cell into 0 points.
 c.IgnorePattern.pattern = r"Warning:"
-# Feedback never shows the hidden tests.
-c.GenerateFeedback.preprocessors = [ClearHiddenTests, *default(GenerateFeedback, "preprocessors")]
+# Feedback never shows the hidden tests, nor renders anything a student's notebook brings:
+# their Markdown and raw cells as plain text, then nbconvert's sanitiser over every cell and
+# output (a script, an onerror attribute, a forged text/html output).
+c.GenerateFeedback.preprocessors = [
+    ClearHiddenTests,
+    StudentTextAsText,
+    *default(GenerateFeedback, "preprocessors"),
+    SanitizeHTML,
+]
+# nbgrader registers these without enabling them; nbconvert's are off unless told
+c.SanitizeHTML.enabled = True
+c.HTMLExporter.sanitize_html = True
 warnings.filterwarnings("ignore", message=".*not in session")
 '''
 
@@ -247,6 +260,30 @@ def build(course: Path, assignments: list[Assignment]) -> list[Path]:
         write(folder / f"{assignment.slug}.ipynb", nb)
         write(folder / ANSWERS, blank_sheet(describe(assignment.key)))
     return written
+
+
+# -- a student's text cells, shown as text -----------------------------------------------------
+
+
+def text_of(cell: dict[str, Any]) -> str:
+    source = cell.get("source", "")
+    return source if isinstance(source, str) else "".join(map(str, source))
+
+
+def our_texts(source: dict[str, Any]) -> set[str]:
+    """The text of every Markdown or raw cell of our source notebook (the handout)."""
+    return {text_of(c) for c in source.get("cells", []) if c.get("cell_type") != "code"}
+
+
+def shown_as_text(cell: dict[str, Any], ours: set[str]) -> dict[str, Any]:
+    """A Markdown or raw cell as it may be shown: ours (the same text as a cell of the source
+    notebook) as Markdown; anything a student wrote as a fenced block of plain text, so no
+    HTML, script, image or heading of theirs renders. Attachments are never kept."""
+    text = text_of(cell)
+    shown = {k: v for k, v in cell.items() if k not in ("attachments", "source", "cell_type")}
+    shown["cell_type"] = "markdown"
+    shown["source"] = text if text in ours else escape.fenced(text)
+    return shown
 
 
 # -- the way back: a submitted notebook as the files `autograder grade` reads -------------------
