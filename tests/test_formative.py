@@ -16,6 +16,7 @@ import pytest
 from dozen import mistake_source
 from helpers import git, student_repo
 from hostile import SLUG
+from test_publish import path_pattern
 
 from autograder.cli import main
 from autograder.course.assignment import Assignment
@@ -107,9 +108,11 @@ def rounds(tmp_path_factory) -> dict:
 def test_every_request_matches_the_create_commit_comment_operation(rounds):
     everything = [r for key in ("first", "fixed", "next-day") for r in rounds[key]]
     assert everything
+    pattern = path_pattern()
     for request in everything:
+        assert set(request) == {"method", "path", "body"}
         assert request["method"].lower() == OPERATION["method"]
-        assert request["path"].endswith("/comments")
+        assert pattern.match(request["path"]), request["path"]
         jsonschema.validate(request["body"], SCHEMA)
 
 
@@ -176,6 +179,19 @@ def test_a_scheduled_round_outside_term_does_nothing(rounds, capsys):
     assert c.round("2027-01-10T09:00:00+00:00", "--scheduled") == []
     assert "outside the term" in capsys.readouterr().out
     assert (c.work / formative.DRY_RUN_LEDGER).read_text() == before
+
+
+def test_without_a_token_or_with_a_bad_time_it_stops_before_any_work(tmp_path, monkeypatch, capsys):
+    for name in ("AUTOGRADER_GIT_TOKEN", "GITHUB_TOKEN"):
+        monkeypatch.delenv(name, raising=False)
+    roster = tmp_path / "roster.csv"
+    roster.write_text("login\nada\n")
+    argv = ["formative", SLUG, "--roster", str(roster), "--work", str(tmp_path / "work")]
+    assert main([*argv, "--org", "o"]) == 2
+    assert "needs a token in AUTOGRADER_GIT_TOKEN or GITHUB_TOKEN" in capsys.readouterr().err
+    assert main([*argv, "--org", "o", "--dry-run", str(tmp_path / "r"), "--now", "soon"]) == 2
+    assert "'soon' is not a time" in capsys.readouterr().err
+    assert not (tmp_path / "work").exists()  # nothing collected, nothing graded
 
 
 # -- the rate limit and the course configuration, without grading -----------------------------
