@@ -1,4 +1,4 @@
-"""Build hook: ship the course folder (starter and reference) inside the package.
+"""Build hook: ship the course folder (starter, reference, course.yaml) inside the package.
 
 An installed grader then finds the reference it grades against next to its suites
 (``autograder/course_material/``), never in the folder it is run from. Editable installs read the
@@ -12,6 +12,7 @@ from setuptools import setup
 from setuptools.command.build_py import build_py
 
 COURSE_FOLDERS = ("assignments", "reference")
+COURSE_FILES = ("course.yaml",)  # the course's settings (autograder/course/config.py)
 SKIPPED = {"__pycache__", ".pytest_cache"}
 
 
@@ -28,6 +29,9 @@ class BuildWithCourse(build_py):
                 if path.is_file() and not SKIPPED & set(relative.parts) and path.suffix != ".pyc":
                     (target / relative).parent.mkdir(parents=True, exist_ok=True)
                     self.copy_file(str(path), str(target / relative))
+        for name in COURSE_FILES:
+            if (root / name).is_file():
+                self.copy_file(str(root / name), str(target / name))
 
 
 setup(cmdclass={"build_py": BuildWithCourse})

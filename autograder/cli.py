@@ -1,4 +1,5 @@
-"""The ``autograder`` command: grade, check, generate, release, export, doctor."""
+"""The ``autograder`` command: grade, check, generate, release, export, doctor, and the
+class workflows (collect, grade-batch, merge, report, publish, formative)."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from autograder.workflows import (
     classreport,
     clusters,
     collect,
+    formative,
     gradebook,
     insight,
     merge,
@@ -294,6 +296,24 @@ def cmd_publish(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_formative(args: argparse.Namespace) -> int:
+    assignment = Assignment.load(args.assignment, args.course)
+    now = formative.parse_time(args.now) if args.now else None
+    formative.formative_round(
+        assignment,
+        collect.read_roster(Path(args.roster)),
+        Path(args.work),
+        formative.Where(args.org, args.url_template, args.repository_template),
+        dry_run=Path(args.dry_run) if args.dry_run else None,
+        clock=(lambda: now) if now else formative.utc_now,
+        scheduled=args.scheduled,
+        sandbox_mode=args.sandbox,
+        allow_weak_sandbox=args.allow_weak_sandbox,
+        jobs=args.jobs,
+    )
+    return 0
+
+
 def add_course_option(p: argparse.ArgumentParser, dest: str = "course") -> None:
     """Every command that reads an assignment's reference or starter takes --course."""
     p.add_argument(
@@ -302,6 +322,18 @@ def add_course_option(p: argparse.ArgumentParser, dest: str = "course") -> None:
         metavar="COURSE_DIR",
         help="the course folder holding reference/ and assignments/ (default: the copy "
         "installed with the grader, or its source checkout; never the current folder)",
+    )
+
+
+def add_roster_options(p: argparse.ArgumentParser) -> None:
+    """The assignment, the roster and where the students' repositories are (collect's)."""
+    p.add_argument("assignment", metavar="ASSIGNMENT", help="the assignment slug")
+    p.add_argument("--roster", required=True, help="CSV with a login (or github_username) column")
+    p.add_argument("--org", default="", help="the GitHub organisation, for the URL template")
+    p.add_argument(
+        "--url-template",
+        default=collect.DEFAULT_TEMPLATE,
+        help="repository URL with {org}, {assignment} and {login} (default: %(default)s)",
     )
 
 
@@ -500,15 +532,8 @@ def parser() -> argparse.ArgumentParser:
         "GITHUB_TOKEN and never written anywhere. Only regular files are collected: no "
         "symlinks, no submodules, nothing over --max-file-bytes.",
     )
-    p.add_argument("assignment", metavar="ASSIGNMENT", help="the assignment slug")
-    p.add_argument("--roster", required=True, help="CSV with a login (or github_username) column")
+    add_roster_options(p)
     p.add_argument("--into", required=True, metavar="DIR", help="where submissions go")
-    p.add_argument("--org", default="", help="the GitHub organisation, for the URL template")
-    p.add_argument(
-        "--url-template",
-        default=collect.DEFAULT_TEMPLATE,
-        help="repository URL with {org}, {assignment} and {login} (default: %(default)s)",
-    )
     p.add_argument(
         "--at",
         metavar="MANIFEST",
@@ -690,6 +715,46 @@ def parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--dry-run", metavar="FILE", help="write the requests here (JSON lines)")
     p.set_defaults(run=cmd_publish)
+
+    p = sub.add_parser(
+        "formative",
+        help="a formative round: grade each student's latest push, post feedback (rate-limited)",
+        description="Collect the latest commit of every roster student's repository into "
+        "WORK/submissions, grade what changed (as grade-batch) into WORK/results, and post to "
+        "each student's commit the score per test and the named mistakes (never expected "
+        "values or hidden tests) as a commit comment, at most formative.results_per_day times "
+        "per student per day (course.yaml); each comment says when the next one comes. Keep "
+        "WORK between rounds: WORK/ledger.json is what was posted. A formative result never "
+        "counts as the grade: publish and merge refuse WORK/results. The token is read from "
+        "AUTOGRADER_GIT_TOKEN or GITHUB_TOKEN.",
+    )
+    add_roster_options(p)
+    p.add_argument("--work", required=True, metavar="WORK", help="the round's folder, kept")
+    p.add_argument(
+        "--repository-template",
+        default="",
+        metavar="OWNER/NAME",
+        help="where to post, e.g. {org}/{assignment}-{login} (default: the URL template)",
+    )
+    p.add_argument(
+        "--dry-run",
+        metavar="FILE",
+        help="write the requests here (JSON lines), send nothing, and keep a separate "
+        "ledger (WORK/ledger.dry-run.json) so no student's quota is spent",
+    )
+    p.add_argument(
+        "--scheduled",
+        action="store_true",
+        help="do nothing outside the term dates in course.yaml (for scheduled runs)",
+    )
+    p.add_argument(
+        "--now", metavar="TIME", help="take this ISO time as now (to rehearse a day of rounds)"
+    )
+    p.add_argument("--jobs", type=int, help="parallel graders (default: the number of cores)")
+    p.add_argument("--sandbox", choices=MODES, default="auto", help="isolation for the workers")
+    add_allow_weak_option(p)
+    add_course_option(p)
+    p.set_defaults(run=cmd_formative)
     return top
 
 

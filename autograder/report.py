@@ -300,16 +300,26 @@ OUTCOME_WORDS = {
 }
 
 
-def commit_comment(result: Result, sha: str, hints: dict[str, str]) -> str:
+DEADLINE_LEAD = (
+    "Graded commit `{sha}`, collected at the deadline. This is the grade "
+    "that counts; the checks in your own repository were practice."
+)
+
+
+def commit_comment(
+    result: Result, sha: str, hints: dict[str, str], lead: str = DEADLINE_LEAD, title: str = ""
+) -> str:
     """The Markdown a student reads under their graded commit: points per part and per test,
     the outcome in words, and the names and hints of the known mistakes diagnosed. Never the
-    failure messages (they quote expected values), never a "why" meant for the instructor."""
+    failure messages (they quote expected values), never a "why" meant for the instructor.
+    ``lead`` says what this result is ({sha} is the short commit); ``title`` prefixes the
+    heading (e.g. "Formative feedback")."""
+    assignment = escape.markdown_text(result.assignment or "Assignment")
+    heading = f"{assignment}: {result.score:g}/{result.max_score:g} points"
     lines = [
-        f"## {escape.markdown_text(result.assignment or 'Assignment')}: "
-        f"{result.score:g}/{result.max_score:g} points",
+        f"## {title}: {heading}" if title else f"## {heading}",
         "",
-        f"Graded commit `{sha[:12]}`, collected at the deadline. This is the grade "
-        "that counts; the checks in your own repository were practice.",
+        lead.format(sha=sha[:12]),
         "",
         "| part | test | points | result |",
         "|---|---|---|---|",

@@ -30,17 +30,20 @@ except ImportError:  # copied into a template: escape.py sits beside this file
     import escape  # type: ignore[no-redef]
 
 
-class Test(Protocol):  # read-only, so a dataclass field and a property both fit
+class Item(Protocol):  # a check that passes or fails, with no points (a practice check)
     @property
     def name(self) -> str: ...
-    @property
-    def score(self) -> float: ...
-    @property
-    def max_score(self) -> float: ...
     @property
     def message(self) -> str: ...
     @property
     def passed(self) -> bool: ...
+
+
+class Test(Item, Protocol):  # read-only, so a dataclass field and a property both fit
+    @property
+    def score(self) -> float: ...
+    @property
+    def max_score(self) -> float: ...
 
 
 def number(value: float) -> float | int:
@@ -90,14 +93,34 @@ def job_summary(
     out += ["| | check | points |", "|---|---|---|"]
     for t in tests:
         mark = "✅" if t.passed else "❌"
-        name = escape.markdown_text(t.name)
-        out.append(f"| {mark} | {name} | {number(t.score)}/{number(t.max_score)} |")
-    failed = [t for t in tests if not t.passed and t.message]
-    if failed:
-        out += ["", "### What to fix", ""]
-        for t in failed:
-            out += [f"**{escape.markdown_text(t.name)}**", "", escape.fenced(t.message), ""]
+        out.append(f"| {mark} | {cell(t.name)} | {number(t.score)}/{number(t.max_score)} |")
+    out += what_to_fix(tests)
     return "\n".join(out).rstrip() + "\n"
+
+
+def checklist_summary(heading: str, items: Sequence[Item], *notes: str) -> str:
+    """Markdown for a run of checks that carry no points: ``heading``, the notes, a table of
+    passed and failed, then what went wrong in each failure. No x/y anywhere."""
+    out = [f"## {cell(heading)}", ""]
+    for note in notes:
+        out += [note, ""]
+    out += ["| | check |", "|---|---|"]
+    out += [f"| {'✅' if t.passed else '❌'} | {cell(t.name)} |" for t in items]
+    out += what_to_fix(items)
+    return "\n".join(out).rstrip() + "\n"
+
+
+def what_to_fix(items: Sequence[Item]) -> list[str]:
+    failed = [t for t in items if not t.passed and t.message]
+    out = ["", "### What to fix", ""] if failed else []
+    for t in failed:
+        out += [f"**{cell(t.name)}**", "", escape.fenced(t.message), ""]
+    return out
+
+
+def cell(text: str) -> str:
+    """Our text or a student's, inert in a Markdown table cell."""
+    return escape.markdown_text(text)
 
 
 def set_output(name: str, value: str) -> bool:

@@ -10,10 +10,12 @@ suites, so everything here is public code: standard library, PyYAML and pytest.
 
 It runs the public tests with pytest in a child process whose output goes to a file, then
 checks that every question in answers.yaml is answered in the right form, naming the line of a
-bad one. Each check is worth 1 point: these are practice checks, not the grade. In GitHub
-Actions it also writes the ``result`` output (for the classroom reporter) and the job summary.
-Exit status: 0 when every check passed (or in Actions, where the reporter decides), 1 when one
-failed, 2 when the checks could not run.
+bad one. These are practice checks, not the grade, and nothing here says otherwise: no points,
+no ``Points x/y`` line for a reporter (a count such as 18/18 reads as full marks, and work
+worth 85/100 passed every check), and every report says what the checks do not check. In GitHub
+Actions it also writes the job summary.
+Exit status: 0 when every check passed, 1 when one failed (in Actions too, so the run shows
+it), 2 when the checks could not run.
 """
 
 from __future__ import annotations
@@ -41,10 +43,15 @@ TEST_TIMEOUT = 300  # seconds for the whole public test run
 MESSAGE_CAP = 2000
 TRACE_LINES = 12  # the end of a failure's traceback, where the error is
 NOTICE = (
-    "These are **practice checks**: the public tests, and whether every question in "
-    "`answers.yaml` is answered in a form the grader can read. Each is worth 1 point here. "
-    "They are not your grade: the grade comes from the course, which runs its own tests on "
-    "your work."
+    "These are **practice checks, not your grade**: the public tests, and whether every "
+    "question in `answers.yaml` is answered in a form the grader can read. Passing all of "
+    "them is not full marks."
+)
+NOT_CHECKED = (
+    "What they do not check: whether your answers in `answers.yaml` are right (only that each "
+    "can be read), and your code on the course's own tests, which try other shapes and sizes, "
+    "every option of each function, and the edge cases the public tests leave out. Your grade "
+    "comes from the course, from the commit collected at the deadline."
 )
 
 
@@ -54,14 +61,6 @@ class Check:
     passed: bool
     message: str = ""
     line: int = 0
-
-    @property
-    def score(self) -> float:
-        return 1.0 if self.passed else 0.0
-
-    @property
-    def max_score(self) -> float:
-        return 1.0
 
 
 # -- the public tests -----------------------------------------------------------------------------
@@ -119,15 +118,23 @@ def sheet_checks(repo: Path, questions: list[dict[str, Any]]) -> list[Check]:
 # -- reporting ------------------------------------------------------------------------------------
 
 
+def tally(title: str, checks: list[Check]) -> str:
+    """``title: 16 of 17 practice checks passed``: a count of checks, never points."""
+    return f"{title}: {sum(c.passed for c in checks)} of {len(checks)} practice checks passed"
+
+
 def terminal_report(title: str, checks: list[Check]) -> str:
-    passed = sum(c.passed for c in checks)
-    out = [f"{title}: {passed}/{len(checks)} practice checks passed", ""]
+    out = [f"{tally(title, checks)} (practice, not your grade)", ""]
     for c in checks:
         out.append(f"  [{'PASS' if c.passed else 'FAIL'}] {c.name}")
         if not c.passed and c.message:
             out += [f"         {line}" for line in c.message.splitlines()[:20]]
-    out += ["", NOTICE.replace("**", "").replace("`", "")]
+    out += ["", plain(NOTICE), plain(NOT_CHECKED)]
     return escape.plain("\n".join(out))
+
+
+def plain(markdown: str) -> str:
+    return markdown.replace("**", "").replace("`", "")
 
 
 def main(repo: Path) -> int:
@@ -137,11 +144,9 @@ def main(repo: Path) -> int:
     title = f"Practice checks for {config['assignment']}"
     with github.commands_stopped():
         print(terminal_report(title, checks))
-    result = github.runner_result(checks, [c.line for c in checks])
-    github.set_output("result", github.encode(result))
-    github.append_summary(github.job_summary(title, checks, intro=NOTICE))
-    if os.environ.get("GITHUB_ACTIONS") == "true":
-        return 0  # the reporter step marks the run from the result output
+    github.append_summary(
+        github.checklist_summary(tally(title, checks), checks, NOTICE, NOT_CHECKED)
+    )
     return 0 if all(c.passed for c in checks) else 1
 
 

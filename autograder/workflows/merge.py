@@ -16,7 +16,7 @@ from typing import Any
 from autograder.errors import UsageError
 from autograder.result import write_json
 from autograder.workflows.batch import SCORES, STATE, read_state, write_scores
-from autograder.workflows.records import RESULTS, load_record
+from autograder.workflows.records import RESULTS, load_record, refuse_formative
 from autograder.workflows.term import Course
 
 
@@ -26,6 +26,7 @@ def read_shards(folders: list[Path], allow_mixed: bool = False) -> list[dict[str
         state = read_state(folder) if Path(folder).is_dir() else None
         if state is None:
             raise UsageError(f"{folder} is not a grade-batch output folder (no {STATE})")
+        refuse_formative(Path(folder))
         states.append(state | {"folder": Path(folder)})
     first = states[0]
     for state in states[1:]:

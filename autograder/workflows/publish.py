@@ -26,11 +26,31 @@ from autograder.errors import UsageError
 from autograder.workflows.batch import read_state
 from autograder.workflows.collect import DEFAULT_TEMPLATE, TOKEN_VARIABLES
 from autograder.workflows.gradebook import course_of
-from autograder.workflows.records import load_record
+from autograder.workflows.records import load_record, refuse_formative
 from autograder.workflows.term import Charge
 
 API = "https://api.github.com"
 GITHUB_REPO = re.compile(r"https://github\.com/([A-Za-z0-9_.-]+)/([A-Za-z0-9_.-]+?)(?:\.git)?")
+OWNER_NAME = re.compile(r"([A-Za-z0-9_.-]+)/([A-Za-z0-9_.-]+)")  # fullmatch, as GITHUB_REPO
+
+
+def comment_path(template: str, org: str, assignment: str, login: str, sha: str) -> str | None:
+    """Where to post a comment on ``login``'s commit ``sha``; None where the repository is not
+    on GitHub (nowhere to post). ``template`` is a repository URL or ``owner/name`` template."""
+    url = template.format(org=org, assignment=assignment, login=login)
+    match = GITHUB_REPO.fullmatch(url) or OWNER_NAME.fullmatch(url)
+    if not sha or not match:
+        return None
+    return f"/repos/{match[1]}/{match[2]}/commits/{sha}/comments"
+
+
+def comment(path: str, body: str) -> dict[str, Any]:
+    return {"method": "POST", "path": path, "body": {"body": body}}
+
+
+def mistake_hints(slug: str) -> dict[str, str]:
+    catalogue = load_catalogue(Assignment.load(slug).suite / "mistakes.py")
+    return {v.name: v.hint for v in catalogue.mistakes}
 
 
 def requests(out: Path, org: str, template: str = DEFAULT_TEMPLATE) -> list[dict[str, Any]]:
@@ -38,10 +58,10 @@ def requests(out: Path, org: str, template: str = DEFAULT_TEMPLATE) -> list[dict
     state = read_state(out) if Path(out).is_dir() else None
     if state is None:
         raise UsageError(f"{out} is not a grade-batch output folder (no batch.json)")
+    refuse_formative(Path(out))
     if "{org}" in template and not org:
         raise UsageError("publishing needs --org (the owner of the students' repositories)")
-    catalogue = load_catalogue(Assignment.load(state["assignment"]).suite / "mistakes.py")
-    hints = {v.name: v.hint for v in catalogue.mistakes}
+    hints = mistake_hints(state["assignment"])
     course = course_of(state)
     charge = course.charger(state["assignment"]) if course else None
     found = []
@@ -49,21 +69,11 @@ def requests(out: Path, org: str, template: str = DEFAULT_TEMPLATE) -> list[dict
         record = load_record(out, student)
         if record is None or record.result is None or not record.graded:
             continue
-        sha = record.sha
-        url = template.format(org=org, assignment=state["assignment"], login=student)
-        match = GITHUB_REPO.fullmatch(url)
-        if not sha or not match:
-            continue  # not collected from GitHub: nowhere to post
-        found.append(
-            {
-                "method": "POST",
-                "path": f"/repos/{match[1]}/{match[2]}/commits/{sha}/comments",
-                "body": {
-                    "body": report.commit_comment(record.result, sha, hints)
-                    + (late_policy(charge(student), record.score) if charge else "")
-                },
-            }
-        )
+        path = comment_path(template, org, state["assignment"], student, record.sha)
+        if path is not None:
+            body = report.commit_comment(record.result, record.sha, hints)
+            late = late_policy(charge(student), record.score) if charge else ""
+            found.append(comment(path, body + late))
     return found
 
 
@@ -87,6 +97,33 @@ def send(request: dict[str, Any], token: str) -> None:
         response.read()
 
 
+def write_dry_run(path: Path, found: list[dict[str, Any]], say: Callable[[str], None]) -> None:
+    Path(path).write_text("".join(json.dumps(r) + "\n" for r in found))
+    say(f"{len(found)} request(s) written to {path}; nothing sent")
+
+
+def token_from_env() -> str:
+    token = next((os.environ[v] for v in TOKEN_VARIABLES if os.environ.get(v)), "")
+    if not token:
+        raise UsageError(f"publishing needs a token in {' or '.join(TOKEN_VARIABLES)}")
+    return token
+
+
+def send_each(
+    found: list[dict[str, Any]], token: str, say: Callable[[str], None] = print
+) -> list[dict[str, Any]]:
+    """Send every request; return those that went through (a failure is said, not raised)."""
+    sent = []
+    for request in found:
+        try:
+            send(request, token)
+            sent.append(request)
+        except (urllib.error.URLError, OSError) as error:
+            say(f"could not post to {request['path']}: {str(error).replace(token, '[redacted]')}")
+    say(f"posted {len(sent)} of {len(found)} comment(s)")
+    return sent
+
+
 def publish(
     out: Path,
     org: str,
@@ -96,18 +133,6 @@ def publish(
 ) -> int:
     found = requests(Path(out), org, template)
     if dry_run is not None:
-        Path(dry_run).write_text("".join(json.dumps(r) + "\n" for r in found))
-        say(f"{len(found)} request(s) written to {dry_run}; nothing sent")
+        write_dry_run(dry_run, found, say)
         return len(found)
-    token = next((os.environ[v] for v in TOKEN_VARIABLES if os.environ.get(v)), "")
-    if not token:
-        raise UsageError(f"publishing needs a token in {' or '.join(TOKEN_VARIABLES)}")
-    failed = 0
-    for request in found:
-        try:
-            send(request, token)
-        except (urllib.error.URLError, OSError) as error:
-            failed += 1
-            say(f"could not post to {request['path']}: {str(error).replace(token, '[redacted]')}")
-    say(f"posted {len(found) - failed} of {len(found)} comment(s)")
-    return len(found) - failed
+    return len(send_each(found, token_from_env(), say))

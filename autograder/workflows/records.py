@@ -18,6 +18,9 @@ from autograder.platforms.record import handed_in_files
 from autograder.result import Result, TestResult, write_json
 
 RESULTS = "results.json"
+# In a folder of formative results (workflows/formative.py): they never count as the grade,
+# so publish and merge refuse such a folder.
+FORMATIVE_MARKER = ".formative"
 FORMAT = "autograder-record/1"
 # status: graded, or why there is no grade (collect's missing, empty, failed; the grader's own
 # suite-error, grader-error)
@@ -118,3 +121,11 @@ def load_record(out: Path, student: str) -> Record | None:
         return Record.from_dict(data) if data.get("format") == FORMAT else None
     except (OSError, ValueError, KeyError, TypeError):
         return None
+
+
+def refuse_formative(out: Path) -> None:
+    if (Path(out) / FORMATIVE_MARKER).exists():
+        raise UsageError(
+            f"{out} holds formative results, which never count as the grade: collect at the "
+            "deadline and grade that (autograder collect, then grade-batch)"
+        )
