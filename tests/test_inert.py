@@ -43,7 +43,8 @@ from autograder.platforms.nbgrader import kernel
 from autograder.result import Result, TestResult
 from autograder.standalone import escape, github
 from autograder.workflows import classreport, publish
-from autograder.workflows.batch import STUDENT_ID, Submission, discover, finish, scores_table
+from autograder.workflows.batch import STUDENT_ID, discover, scores_table
+from autograder.workflows.records import Record
 
 SLUG = "masks-and-heads"
 PLACEHOLDER = "x"
@@ -231,9 +232,8 @@ def result_with(text: str) -> Result:
     )
 
 
-def record_of(result: Result, login: str) -> dict[str, Any]:
-    sub = Submission(student=login, folder=None, sha="0123456789abcdef")
-    return finish(gradescope(result), sub, "graded", "digest", "grader")
+def record_of(result: Result, login: str) -> Record:
+    return Record(login, "graded", sha="0123456789abcdef", result=result)
 
 
 def markdown_outputs(result: Result) -> dict[str, str]:
@@ -242,7 +242,9 @@ def markdown_outputs(result: Result) -> dict[str, str]:
         "job summary": github.job_summary(
             "Grade", result.tests, intro="intro", notices=result.notices
         ),
-        "commit comment": publish.comment(record_of(result, "ada"), {"transposed-mask": "hint"}),
+        "commit comment": report.commit_comment(
+            result, "0123456789abcdef", {"transposed-mask": "hint"}
+        ),
     }
 
 
@@ -310,8 +312,8 @@ IMAGES = ["scores-part1.png", "scores-part2.png", "scores-total.png", "pass-rate
 IMAGES += ["mistakes.png"]
 
 
-def stats_of(records: list[dict[str, Any]]) -> classreport.ClassStats:
-    students = [r["extra_data"]["batch"]["student"] for r in records]
+def stats_of(records: list[Record]) -> classreport.ClassStats:
+    students = [r.student for r in records]
     return classreport.ClassStats(
         assignment=SLUG,
         students=students,

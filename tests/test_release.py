@@ -23,7 +23,7 @@ from autograder.course.assignment import Assignment
 from autograder.errors import UsageError
 from autograder.result import Result
 from autograder.result import TestResult as Outcome
-from autograder.standalone import github
+from autograder.standalone import escape, github
 from autograder.workflows.release import release
 
 ROOT = Path(__file__).parents[1]
@@ -279,7 +279,8 @@ def test_student_checks_reach_the_summary_with_line_numbers(student_run, templat
     answers = (ROOT / "reference" / SLUG / "answers.yaml").read_text().splitlines()
     line = next(n for n, text in enumerate(answers, 1) if text.startswith("head_width:"))
     assert f"answers.yaml, line {line}: head_width: could not read 'four' as a number" in summary
-    assert "| ❌ | answers.yaml: Q4. A model of width 8 uses 2 heads." in summary
+    check = escape.markdown_text("answers.yaml: Q4. A model of width 8 uses 2 heads.")
+    assert f"| ❌ | {check}" in summary
     assert summary.count("| ❌ |") == 1 and summary.count("| ✅ |") == 16
     assert "16 of 17 practice checks passed (practice, not your grade)" in printed
     assert codes == [1]  # the run shows the failed check, as the reporter did
