@@ -4,6 +4,7 @@ class workflows (collect, grade-batch, merge, report, publish, formative)."""
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import textwrap
 from pathlib import Path
@@ -211,6 +212,7 @@ def cmd_merge(args: argparse.Namespace) -> int:
 
 
 def cmd_regrade(args: argparse.Namespace) -> int:
+    use_course(args.course)
     regrade.regrade(
         Path(args.results),
         Path(args.out),
@@ -251,6 +253,7 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 
 def cmd_propose(args: argparse.Namespace) -> int:
+    use_course(args.course)
     target = Path(args.out) if args.out else None
     path, count = insight.propose(args.assignment, Path(args.results), target, args.min_cluster)
     print(f"{count} draft catalogue entries, to review before use: {path}")
@@ -258,6 +261,7 @@ def cmd_propose(args: argparse.Namespace) -> int:
 
 
 def cmd_similarity(args: argparse.Namespace) -> int:
+    use_course(args.course)
     found = insight.write_similarity(Path(args.results), args.top)
     print(similarity.CAVEAT)
     for rank, pair in enumerate(found.top(args.top), 1):
@@ -312,6 +316,13 @@ def cmd_formative(args: argparse.Namespace) -> int:
         jobs=args.jobs,
     )
     return 0
+
+
+def use_course(course: str | None) -> None:
+    """For commands that load an assignment deep inside a workflow: --course as
+    $AUTOGRADER_ROOT, the one other way find_root() is told the course folder."""
+    if course:
+        os.environ["AUTOGRADER_ROOT"] = course
 
 
 def add_course_option(p: argparse.ArgumentParser, dest: str = "course") -> None:
@@ -599,6 +610,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--jobs", type=int, help="parallel graders (default: the number of cores)")
     p.add_argument("--sandbox", choices=MODES, default="auto", help="isolation for the workers")
     add_allow_weak_option(p)
+    add_course_option(p)
     p.set_defaults(run=cmd_regrade)
 
     p = sub.add_parser(
@@ -675,6 +687,7 @@ def parser() -> argparse.ArgumentParser:
         help=f"where the drafts go (default: RESULTS/{clusters.PROPOSALS}; never a suite)",
     )
     add_min_cluster_option(p)
+    add_course_option(p)
     p.set_defaults(run=cmd_propose)
 
     p = sub.add_parser(
@@ -695,6 +708,7 @@ def parser() -> argparse.ArgumentParser:
         metavar="N",
         help="pairs printed and shown side by side (default: %(default)s)",
     )
+    add_course_option(p)
     p.set_defaults(run=cmd_similarity)
 
     p = sub.add_parser(

@@ -13,7 +13,9 @@ from autograder.errors import UsageError
 SLUG = "masks-and-heads"
 # They read a batch folder's results (and the suite's catalogue, shipped in the package),
 # a roster, or the machine: never a course's reference/ or assignments/.
-WITHOUT_COURSE = {"doctor", "collect", "merge", "report", "publish"}
+# diff and passback read only batch folders; formative, regrade, propose and similarity load
+# the assignment
+WITHOUT_COURSE = {"doctor", "collect", "merge", "report", "publish", "diff", "passback"}
 
 
 def commands(top: argparse.ArgumentParser, prefix: str = "") -> dict[str, argparse.ArgumentParser]:
