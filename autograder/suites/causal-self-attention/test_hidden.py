@@ -121,6 +121,14 @@ def test_weights_are_causal_distributions(student, reference, rng):
     future = ~np.tril(np.ones((7, 7), dtype=bool))
     check(np.all(weights[..., future] == 0), "a weight on a later position is not 0.", weights)
     check(np.allclose(weights.sum(axis=-1), 1), "rows of weights do not sum to 1.", weights)
+    # large scores (inputs x30: scores in the hundreds or thousands) must stay distributions
+    large = mine.attention_weights(30.0 * rng.normal(size=(2, 7, N_EMBED)))
+    check(
+        np.all(np.isfinite(large)) and np.allclose(large.sum(axis=-1), 1),
+        "with large scores the weights have inf or NaN in them, or rows that do not sum to 1: "
+        "is each row's maximum subtracted before exp, as a stable softmax does?",
+        large,
+    )
 
 
 @points(4, checks="CausalSelfAttention.attention_weights")
@@ -130,6 +138,7 @@ def test_weights_use_the_mask_buffer(student, reference, rng):
     window = np.tril(np.ones((CONTEXT, CONTEXT), dtype=bool)) & ~np.tril(
         np.ones((CONTEXT, CONTEXT), dtype=bool), k=-3
     )
+    window[5:, 2] = True  # not the same band everywhere: the buffer's top-left (T, T) is used
     mine.mask, ref.mask = window, window
     x = rng.normal(size=(2, 8, N_EMBED))
     expect(mine.attention_weights(x), ref.attention_weights(x))
