@@ -304,6 +304,10 @@ DEADLINE_LEAD = (
     "Graded commit `{sha}`, collected at the deadline. This is the grade "
     "that counts; the checks in your own repository were practice."
 )
+LATE_LEAD = (
+    "Graded commit `{sha}`, collected after your deadline (the late policy below applies). "
+    "This is the grade that counts; the checks in your own repository were practice."
+)
 
 
 def commit_comment(

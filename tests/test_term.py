@@ -211,6 +211,10 @@ def test_feedback_says_how_the_penalty_was_computed(run, tmp_path):
     assert "1 grace day(s) used" in bodies[f"{A1}-bo"]
     assert "20% off" in bodies[f"{A1}-bo"]
     assert "on time" in bodies[f"{A1}-ada"]
+    # a late student's comment never says it was collected at the deadline
+    assert "collected after your deadline" in bodies[f"{A1}-bo"]
+    assert "collected at the deadline" in bodies[f"{A1}-ada"]
+    assert "collected at the deadline" not in bodies[f"{A1}-bo"]
 
 
 def test_canvas_export_maps_logins_through_the_roster(run, tmp_path, capsys):

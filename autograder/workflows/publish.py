@@ -71,8 +71,10 @@ def requests(out: Path, org: str, template: str = DEFAULT_TEMPLATE) -> list[dict
             continue
         path = comment_path(template, org, state["assignment"], student, record.sha)
         if path is not None:
-            body = report.commit_comment(record.result, record.sha, hints)
-            late = late_policy(charge(student), record.score) if charge else ""
+            owed = charge(student) if charge else None
+            lead = report.LATE_LEAD if owed and owed.late_seconds else report.DEADLINE_LEAD
+            body = report.commit_comment(record.result, record.sha, hints, lead=lead)
+            late = late_policy(owed, record.score) if owed else ""
             found.append(comment(path, body + late))
     return found
 
