@@ -9,6 +9,7 @@ import re
 
 import pytest
 
+from autograder.standalone import escape
 from autograder.workflows import classreport
 from autograder.workflows.classreport import ClassStats
 from autograder.workflows.classreport import TestRate as Rate
@@ -95,8 +96,9 @@ def test_the_mistakes_table_shows_titles_with_ids_beside_them(stats):
     text = classreport.markdown(stats, images)
     rows = re.findall(r"^\| (.*?) \| `([a-z-]+)` \| (\d+) \| (.*) \| (.*) \|$", text, re.M)
     assert rows[0][:3] == ("the mask applied after the softmax", "mask-after-softmax", "1")
-    assert rows[0][3] == "The mask \\| came after."  # a | in the why stays inside its cell
-    assert rows[1][:2] == ("untitled-one", "untitled-one")  # no title: the id stands in
+    # a | in the why stays inside its cell (our words are escaped as Markdown text)
+    assert rows[0][3] == escape.markdown_text("The mask | came after.")
+    assert rows[1][:2] == (escape.markdown_text("untitled-one"), "untitled-one")  # id for title
     assert "| mistake | id | students | why | who |" in text
 
 

@@ -98,7 +98,8 @@ def test_the_same_error_twice_is_merged(graded):
     result = graded("flash-attention", edited("flash-attention", no_causal))
     text = report.student_text(result)
     assert text.count("raised AssertionError: no causal") == 1
-    assert text.count("same cause as above") == 2
+    # every other causal test of chunked_attention fails the same way, and says so
+    assert text.count("same cause as above") == 3
 
 
 # -- names from the suite, nothing internal ---------------------------------------------------
