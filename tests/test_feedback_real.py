@@ -207,7 +207,7 @@ def test_an_accumulator_normalised_at_every_step_is_named(graded):
     update = [t for t in result.tests if t.checks == "online_softmax_update" and not t.passed]
     assert any(
         "each row of your result is the expected row divided by its own" in t.cause
-        and "did you normalise at every step" in t.cause
+        and "divided by the wrong total (normalised at every step" in t.cause
         for t in update
     )
     assert any(t.cause.startswith("the acc (value 2)") for t in update)

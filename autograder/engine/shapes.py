@@ -262,7 +262,8 @@ def per_row_factor(got: np.ndarray, want: np.ndarray, rtol: float, atol: float) 
     more = ", ..." if len(factors) > 3 else ""
     return (
         f"each row of your result is the expected row divided by its own number ({shown}"
-        f"{more}): did you normalise at every step, where the expected rows are not?"
+        f"{more}): is each row divided by the wrong total (normalised at every step, or "
+        "summed over the wrong entries)?"
     )
 
 
