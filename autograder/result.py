@@ -33,6 +33,8 @@ class Outcome(StrEnum):
 
 @dataclass
 class TestResult:
+    __test__ = False  # not a pytest test class, though its name starts with "Test"
+
     id: str  # stable: a question key or a test function name
     name: str  # what a student reads
     part: str  # "part1" or "part2"
