@@ -275,11 +275,6 @@ def lateness_markdown(stats: ClassStats) -> list[str]:
     return lines
 
 
-def cell(text: str) -> str:
-    """Text made safe for one cell of a Markdown table."""
-    return text.replace("|", "\\|").replace("\n", " ")
-
-
 def to_html(stats: ClassStats, images: dict[str, bytes], extra: str = "") -> str:
     """One self-contained page: images inlined as data URIs, no script, nothing fetched."""
     total = stats.scores.get("total", [])
