@@ -125,6 +125,24 @@ def test_without_a_cgroup_the_sweep_still_kills_a_detached_chain(box, jobs, tmp_
     assert alive_with(marker) == []
 
 
+def test_the_sweep_spares_the_graders_own_children(box, jobs, tmp_path):
+    """A process the grader starts after a worker (a pool of job processes, the public
+    tests' pytest) is in the grader's session, where no worker's leftover can be: it lives on,
+    while one in a session of its own, as a detached leftover is, dies."""
+    sleeper = [sys.executable, "-c", "import time; time.sleep(60)"]
+    with Worker(submission(tmp_path / "sub"), "attention", without_cgroups(box), timeout=5) as w:
+        w.call("causal_mask", 4)
+        own = subprocess.Popen(sleeper)
+        detached = subprocess.Popen(sleeper, start_new_session=True)
+    try:
+        box.sweep()
+        assert own.poll() is None, "the grader's own child was killed as a leftover"
+        assert not Path(f"/proc/{detached.pid}").exists(), "the detached one lives on"
+    finally:
+        own.kill()
+        own.wait()
+
+
 def test_a_worker_group_has_the_limits_and_is_removed(box, jobs, tmp_path):
     require_cgroups(box)
     with Worker(submission(tmp_path / "sub"), "attention", box, timeout=5.0) as w:

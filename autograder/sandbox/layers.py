@@ -410,7 +410,7 @@ class Reaper:
     def left_behind(self) -> list[int]:
         """Our leftover children (zombies too: they hold RLIMIT_NPROC slots), and live
         processes of the sandbox uid."""
-        me, found = os.getpid(), []
+        me, session, found = os.getpid(), os.getsid(0), []
         keep = _LIVE_WORKERS | {_janitor().pid}
         children: dict[int, list[int]] = {}
         for entry in os.scandir("/proc"):
@@ -424,7 +424,12 @@ class Reaper:
                 continue
             state, parent, started = fields[0], int(fields[1]), int(fields[19])
             children.setdefault(parent, []).append(int(entry.name))
-            ours = parent == me and self.since is not None and started >= self.since
+            ours = (
+                parent == me
+                and int(fields[3]) != session
+                and self.since is not None
+                and started >= self.since
+            )
             if ours or (self.uid is not None and owner == self.uid and state not in (b"Z", b"X")):
                 found.append(int(entry.name))
         return found + _descendants_of(found, children)
