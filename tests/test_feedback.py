@@ -17,7 +17,7 @@ from autograder import report
 from autograder.cli import main
 from autograder.course.assignment import Assignment
 from autograder.engine import context
-from autograder.engine.compare import problem
+from autograder.engine.compare import matches, problem
 from autograder.engine.context import GradingContext
 from autograder.engine.diagnosis import Feedback, reattribute
 from autograder.engine.grading import grade
@@ -673,3 +673,27 @@ def test_the_readme_and_the_handout_show_real_feedback(assignment, graded, path)
     result = graded("swapped-tuple", reference_with(assignment, BAD_CASES["swapped-tuple"]))
     real = report.student_text(result).splitlines()
     assert len(shown) >= 10 and all(line in real for line in shown), shown
+
+
+MATCH_CASES = [
+    (np.ones(3), np.ones(3)),
+    (np.ones(3), np.ones(3) + 1e-12),
+    (np.ones(3), np.ones(4)),
+    (np.ones((2, 3)), np.zeros((2, 3))),
+    (np.array([1.0, np.nan]), np.array([1.0, np.nan])),
+    (np.array([1.0, np.nan]), np.array([1.0, 2.0])),
+    (np.tril(np.ones((3, 3), bool)), np.tril(np.ones((3, 3), bool))),
+    (np.ones((3, 3)), np.tril(np.ones((3, 3), bool))),
+    ((np.ones(2), np.zeros(2)), (np.ones(2), np.zeros(2))),
+    ((np.ones(2), np.zeros(2)), (np.ones(2), np.ones(2))),
+    ((np.ones(2),), (np.ones(2), np.ones(2))),
+    (2.0, 2.0),
+    (2.0, 3.0),
+    ("two", 2.0),
+    ([1.0], np.ones(1)),
+]
+
+
+@pytest.mark.parametrize("got, want", MATCH_CASES)
+def test_matches_says_what_problem_would_without_the_words(got, want):
+    assert matches(got, want) == (problem(got, want) is None)

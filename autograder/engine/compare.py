@@ -262,7 +262,15 @@ def value_name(index: int, names: Names) -> str:
 
 
 def matches(got: Any, want: Any, rtol: float = RTOL, atol: float = ATOL) -> bool:
-    return problem(got, want, rtol, atol) is None
+    """``problem(got, want) is None``, without writing the words: the diagnosis asks this of
+    every catalogued mistake's replay, and most of them differ."""
+    if structure_problem(got, want):
+        return False
+    if isinstance(want, tuple):
+        return all(matches(g, w, rtol, atol) for g, w in zip(got, want, strict=True))
+    if isinstance(want, np.ndarray) or is_number(want):
+        return not differing(np.asarray(got), np.asarray(want), rtol, atol).any()
+    return True
 
 
 def position(index: tuple[int, ...]) -> str:
