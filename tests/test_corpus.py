@@ -39,8 +39,12 @@ def folders(slug: str, kind: str) -> list[Path]:
 
 @cache
 def graded(slug: str, kind: str) -> dict[str, Result]:
+    """Each folder's grading. A wrong one is graded on its code alone: the item that grades
+    a student's own tests (a fresh worker for each implementation it lends them) says nothing
+    of whether the suite catches the mistake in the code, and would cost most of the time."""
     assignment, box = Assignment.load(slug), Sandbox.detect()
-    return {folder.name: grade(assignment, folder, box) for folder in folders(slug, kind)}
+    whole = kind == "correct"
+    return {f.name: grade(assignment, f, box, student_tests=whole) for f in folders(slug, kind)}
 
 
 def part2(result: Result) -> tuple[float, float]:

@@ -195,16 +195,17 @@ def test_check_fails_on_an_also_correct_form_that_is_wrong(
 
 
 def test_a_variant_is_graded_once_per_set_of_inputs(assignment, catalogue, monkeypatch):
-    checker = Checker(assignment, Sandbox.detect("fallback"), say=lambda line: None)
+    gradings: dict = {}  # shared by the checkers, as the engine's tests may share one
+    checker = Checker(assignment, Sandbox.detect("fallback"), lambda line: None, None, gradings)
     variant = catalogue.mistakes[0]
-    first = checker.grade_variant(variant)
+    first = checker.grade_variants([variant])[variant.name]
     first.tests.clear()  # the caller's copy: changing it must not change what is reused
     calls = []
-    monkeypatch.setattr(Checker, "grade", lambda self, folder: calls.append(folder))
-    again = checker.grade_variant(variant)
-    assert calls == [] and again.tests
-    other = Checker(assignment, Sandbox.detect("plain"), say=lambda line: None)
-    other.grade_variant(variant)  # another sandbox is another input
+    monkeypatch.setattr(checking, "grade_job", lambda a, box, files: calls.append(files))
+    again = Checker(assignment, Sandbox.detect("fallback"), lambda line: None, None, gradings)
+    assert again.grade_variants([variant])[variant.name].tests and calls == []
+    other = Checker(assignment, Sandbox.detect("plain"), lambda line: None, None, gradings)
+    other.grade_variants([variant])  # another sandbox is another input: graded, not reused
     assert len(calls) == 1
 
 

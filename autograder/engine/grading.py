@@ -39,18 +39,29 @@ from autograder.sandbox.worker import Worker
 from autograder.standalone.escape import plain as neutralise
 
 
-def grade(assignment: Assignment, submission: Path, sandbox: Sandbox | None = None) -> Result:
+def grade(
+    assignment: Assignment,
+    submission: Path,
+    sandbox: Sandbox | None = None,
+    student_tests: bool = True,
+) -> Result:
     """Grade the files in ``submission`` as they are (``platforms.record`` knows the other
-    layouts a submission comes in, such as nbgrader's notebook)."""
+    layouts a submission comes in, such as nbgrader's notebook).
+
+    ``student_tests=False`` leaves out the item that grades the student's own tests, for
+    callers that judge only the code (``check`` grading variants of the reference, whose test
+    file is the reference's): that item starts a fresh worker per implementation it lends."""
     submission = Path(submission)
     if not submission.is_dir():
         raise UsageError(f"no such submission folder: {submission}")
-    result = grade_files(assignment, submission, sandbox or Sandbox.detect())
+    result = grade_files(assignment, submission, sandbox or Sandbox.detect(), student_tests)
     result.submission = str(submission)
     return result
 
 
-def grade_files(assignment: Assignment, submission: Path, sandbox: Sandbox) -> Result:
+def grade_files(
+    assignment: Assignment, submission: Path, sandbox: Sandbox, student_tests: bool = True
+) -> Result:
     start = time.perf_counter()
     result = Result(assignment=assignment.slug, submission=str(submission), sandbox=sandbox.layers)
     result.sandbox_strength = sandbox.strength
@@ -59,7 +70,7 @@ def grade_files(assignment: Assignment, submission: Path, sandbox: Sandbox) -> R
         result.instructor_notes.append("WARNING: weak sandbox: " + "; ".join(sandbox.notes))
     part1, problems = quiz.grade(assignment.key, submission / "answers.yaml")
     result.notices += problems
-    part2 = run_suite(assignment, submission, sandbox, result.notices)
+    part2 = run_suite(assignment, submission, sandbox, result.notices, student_tests)
     result.tests = part1 + part2
     redact(result)
     result.seconds = time.perf_counter() - start
@@ -91,7 +102,11 @@ BOX_PATH = re.compile(r"(?<![\w.])/(?:sub|runner|tmp)/(?=[\w.-]+\.py)")
 
 
 def run_suite(
-    assignment: Assignment, submission: Path, sandbox: Sandbox, notices: list[str]
+    assignment: Assignment,
+    submission: Path,
+    sandbox: Sandbox,
+    notices: list[str],
+    with_student_tests: bool = True,
 ) -> list[TestResult]:
     source = assignment.reference_source
     try:
@@ -122,7 +137,7 @@ def run_suite(
     if worker.import_problem:
         notices.append(str(worker.import_problem))
     spec = assignment.student_tests
-    if spec is None:
+    if spec is None or not with_student_tests:
         return plugin.results
     runner = student_tests.Runner(spec, submission, sandbox, assignment.timeout)
     return [*plugin.results, student_tests.grade(runner, diagnoser.catalogue, reference, source)]

@@ -20,6 +20,7 @@ a survivor is printed as the one line it changed, with the handout promise it br
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import functools
 import hashlib
@@ -34,6 +35,7 @@ from collections.abc import Callable, Iterable
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 from autograder.course import leaks
 from autograder.course.assignment import Assignment
@@ -46,8 +48,6 @@ from autograder.engine.student_tests import STUDENT_TESTS
 from autograder.result import Result, TestResult
 from autograder.sandbox.layers import Sandbox
 
-GRADED: dict[str, Result] = {}  # this process's variant gradings, by their inputs' digest
-
 
 class Checker:
     def __init__(
@@ -55,8 +55,14 @@ class Checker:
         assignment: Assignment,
         sandbox: Sandbox,
         say: Callable[[str], None] = print,
+        jobs: Jobs | None = None,
+        gradings: dict[str, Result] | None = None,
     ) -> None:
         self.assignment, self.sandbox, self.say = assignment, sandbox, say
+        self.jobs = jobs or Jobs(sandbox)  # a caller checking many assignments shares one
+        # the variants' gradings by the digest of their inputs: a caller that checks again and
+        # again (the engine's tests) may share one dict between checkers
+        self.gradings: dict[str, Result] = {} if gradings is None else gradings
         self.failures: list[str] = []
         self.graded: dict[str, Result] = {}  # variant name -> its grading, once checked
 
@@ -71,6 +77,8 @@ class Checker:
     def run(self) -> bool:
         a = self.assignment
         self.say(f"checking {a.slug} ({a.title})")
+        self.jobs.start()  # the job processes import while this one grades the reference
+        public = PublicTests(a)  # a pytest of its own, run meanwhile
         self.check_generated()
         self.check_no_printed_answers()
         with mutation.trace_shapes(filename=f"<reference {a.slug}>") as shapes:
@@ -86,7 +94,7 @@ class Checker:
         for part, what in (("part1", "the blank sheet"), ("part2", "the stubs")):
             earned = sum(t.score for t in starter.part(part))
             self.verify(earned == 0, f"{what} score 0 on {part}", f"got {earned:g}")
-        self.check_public_tests()
+        self.check_public_tests(public)
         self.check_catalogue(reference)
         self.check_engine_forms()
         self.check_mutants(shapes)
@@ -128,27 +136,9 @@ class Checker:
                 "" if total == declared else f"the tests add up to {total:g}",
             )
 
-    def check_public_tests(self) -> None:
-        a = self.assignment
-        with tempfile.TemporaryDirectory() as tmp:
-            work = Path(tmp) / a.slug
-            shutil.copytree(a.starter, work)
-            for path in a.reference.iterdir():
-                if path.is_file():
-                    shutil.copy(path, work / path.name)
-            done = subprocess.run(
-                [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "."],
-                cwd=work,
-                capture_output=True,
-                text=True,
-                timeout=300,
-            )
-        tail = done.stdout.strip().splitlines()[-1:] if done.stdout else []
-        self.verify(
-            done.returncode == 0,
-            "the public tests pass on the reference",
-            tail[0] if tail else done.stderr[-300:],
-        )
+    def check_public_tests(self, public: PublicTests) -> None:
+        ok, tail = public.outcome()
+        self.verify(ok, "the public tests pass on the reference", tail)
 
     def check_catalogue(self, reference: Result) -> None:
         catalogue = load_catalogue(self.assignment.suite / "mistakes.py")
@@ -161,7 +151,7 @@ class Checker:
             "no returns: for " + ", ".join(unnamed),
         )
         self.say(f"  grading {len(catalogue.variants)} catalogued variants...")
-        self.graded = {v.name: self.grade_variant(v) for v in catalogue.variants}
+        self.graded = self.grade_variants(catalogue.variants)
         for variant in catalogue.correct:
             lost = [t.id for t in self.graded[variant.name].part("part2") if not t.passed]
             self.verify(not lost, f"also correct: {variant.name} gets full marks", ", ".join(lost))
@@ -226,12 +216,8 @@ class Checker:
         made = forms.read_only_state(a.reference_source, a.settable)
         if a.float32:
             made += forms.in_float32(a.reference_source)
-        for form in made:
-            files = self.reference_files | {a.module_file: form.source}
-            with tempfile.TemporaryDirectory() as tmp:
-                for name, content in files.items():
-                    (Path(tmp) / name).write_text(content)
-                result = self.grade(Path(tmp))
+        files = [self.reference_files | {a.module_file: form.source} for form in made]
+        for form, result in zip(made, self.jobs.map(grade_job, a, files), strict=True):
             lost = [
                 f"{t.id} ({t.message.splitlines()[0] if t.message else t.outcome})"
                 for t in result.part("part2")
@@ -249,7 +235,8 @@ class Checker:
         found = mutation.mutants(a.reference_source, shapes)
         self.say(f"  grading {len(found)} mutants of the reference...")
         start = time.perf_counter()
-        killed = kill_all(a, self.sandbox, self.reference_files, found)
+        jobs = [(self.reference_files | {a.module_file: m.source}, m.function) for m in found]
+        killed = self.jobs.map(losses_job, a, jobs)
         seconds = time.perf_counter() - start
         declared = a.equivalent_mutants
         survivors = [m for m, lost in zip(found, killed, strict=True) if not lost]
@@ -293,61 +280,138 @@ class Checker:
         parts = [(str(p.relative_to(a.suite)), p.read_text()) for p in suite]
         return digest([*parts, ("settings", f"{box.mode} {box.layers} {box.limits} {a.timeout}")])
 
-    def grade_variant(self, variant: Variant) -> Result:
-        """Grade a variant as a submission: the reference with one function replaced.
+    def grade_variants(self, variants: list[Variant]) -> dict[str, Result]:
+        """Grade each variant as a submission: the reference with one function replaced, in
+        parallel. A grading depends only on the variant's files and ``shared_inputs``; one
+        already in ``gradings`` with the same inputs is reused, not graded again.
 
-        A variant's grading depends only on its files and ``shared_inputs``; one already
-        graded with the same inputs in this process (the engine's tests check again and
-        again) is reused from ``GRADED``.
-        """
+        The item that grades the student's own tests is left out: a variant changes only the
+        module, its test file is the reference's, and that item is checked on the reference."""
         a = self.assignment
-        files = self.reference_files | {a.module_file: variant.source(a.reference_source)}
-        key = digest([("shared", self.shared_inputs), *files.items()])
-        if key not in GRADED:
-            with tempfile.TemporaryDirectory() as tmp:
-                for name, content in files.items():
-                    (Path(tmp) / name).write_text(content)
-                GRADED[key] = self.grade(Path(tmp))
-        return copy.deepcopy(GRADED[key])
+        files = {
+            v.name: self.reference_files | {a.module_file: v.source(a.reference_source)}
+            for v in variants
+        }
+        keys = {
+            name: digest([("shared", self.shared_inputs), *f.items()]) for name, f in files.items()
+        }
+        todo = sorted({key for key in keys.values() if key not in self.gradings})
+        first = {key: name for name, key in reversed(keys.items())}  # one grading per digest
+        done = self.jobs.map(grade_job, a, [files[first[key]] for key in todo])
+        self.gradings.update(zip(todo, done, strict=True))
+        return {name: copy.deepcopy(self.gradings[key]) for name, key in keys.items()}
 
 
-def kill_all(
-    assignment: Assignment,
-    sandbox: Sandbox,
-    files: dict[str, str],
-    found: list[mutation.Mutant],
-) -> list[list[str]]:
-    """For each mutant, the tests it fails, graded in parallel on every core."""
-    jobs = [(files | {assignment.module_file: m.source}, m.function) for m in found]
-    if not jobs:
-        return []
-    cores = min(os.cpu_count() or 1, len(jobs))
-    if len(jobs) < SERIAL_BELOW or cores == 1:  # starting job processes would cost more
-        _start(assignment, sandbox.mode)
-        return [_kill(job) for job in jobs]
-    spawn = multiprocessing.get_context("spawn")  # a clean process: no grader state copied
-    setup = (assignment, sandbox.mode)
-    with ProcessPoolExecutor(cores, mp_context=spawn, initializer=_start, initargs=setup) as pool:
-        return list(pool.map(_kill, jobs, chunksize=max(1, len(jobs) // (4 * cores))))
+class PublicTests:
+    """The starter's public tests run on the reference's files, in a pytest of their own,
+    started at once and awaited when the check comes to them."""
+
+    def __init__(self, assignment: Assignment) -> None:
+        self.folder = tempfile.TemporaryDirectory()
+        work = Path(self.folder.name) / assignment.slug
+        shutil.copytree(assignment.starter, work)
+        for path in assignment.reference.iterdir():
+            if path.is_file():
+                shutil.copy(path, work / path.name)
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "."],
+            cwd=work,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+
+    def outcome(self) -> tuple[bool, str]:
+        """Whether they passed, and pytest's last line (or its error) to say so."""
+        try:
+            out, err = self.process.communicate(timeout=PUBLIC_TESTS_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.communicate()
+            return False, f"they took more than {PUBLIC_TESTS_TIMEOUT} s"
+        finally:
+            self.folder.cleanup()
+        tail = out.strip().splitlines()[-1:] if out else []
+        return self.process.returncode == 0, tail[0] if tail else err[-300:]
 
 
-SERIAL_BELOW = 8  # mutants: fewer are graded in this process, one after the other
-_job: dict[str, object] = {}
+PUBLIC_TESTS_TIMEOUT = 300  # seconds
 
 
-def _start(assignment: Assignment, mode: str) -> None:
-    """Runs once per job process: its own sandbox (its own marker and uid)."""
-    _job["assignment"], _job["sandbox"] = assignment, Sandbox.detect(mode)
+class Jobs:
+    """Job processes that grade variants and mutants in parallel, each with a sandbox of its
+    own (its own marker and uid), shared by every assignment of one check.
+
+    Fewer jobs than ``SERIAL_BELOW`` are graded in this process, one after the other, with the
+    checker's own sandbox: starting job processes would cost more."""
+
+    def __init__(self, sandbox: Sandbox, cores: int | None = None) -> None:
+        self.sandbox = sandbox
+        self.cores = cores or os.cpu_count() or 1
+        self.pool: ProcessPoolExecutor | None = None
+
+    def start(self) -> None:
+        if self.pool is None and self.cores > 1:
+            spawn = multiprocessing.get_context("spawn")  # a clean process: no grader state
+            self.pool = ProcessPoolExecutor(
+                self.cores, mp_context=spawn, initializer=_start, initargs=(self.sandbox.mode,)
+            )
+
+    def map(self, task: Callable[..., T], assignment: Assignment, items: list) -> list[T]:
+        if len(items) < SERIAL_BELOW or self.cores == 1:
+            return [task(assignment, self.sandbox, item) for item in items]
+        self.start()
+        assert self.pool is not None
+        chunk = max(1, len(items) // (4 * self.cores))
+        work = [(task, assignment, item) for item in items]
+        return list(self.pool.map(_run, work, chunksize=chunk))
+
+    def close(self) -> None:
+        if self.pool is not None:
+            self.pool.shutdown(cancel_futures=True)
+            self.pool = None
+
+    def __enter__(self) -> Jobs:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
-def _kill(job: tuple[dict[str, str], str]) -> list[str]:
-    files, function = job
-    assignment, sandbox = _job["assignment"], _job["sandbox"]
-    assert isinstance(assignment, Assignment) and isinstance(sandbox, Sandbox)
+T = TypeVar("T")
+SERIAL_BELOW = 8  # jobs: fewer are graded in this process, one after the other
+_job: dict[str, Sandbox] = {}  # a job process's own sandbox (ProcessPool initializer state)
+
+
+def _start(mode: str) -> None:
+    """Runs once per job process."""
+    _job["sandbox"] = Sandbox.detect(mode)
+
+
+def _run(work: tuple[Callable[..., T], Assignment, object]) -> T:
+    task, assignment, item = work
+    return task(assignment, _job["sandbox"], item)
+
+
+def written(files: dict[str, str], folder: Path) -> Path:
+    for name, content in files.items():
+        (folder / name).write_text(content)
+    return folder
+
+
+def grade_job(assignment: Assignment, sandbox: Sandbox, files: dict[str, str]) -> Result:
+    """A variant's or a form's grading, without the student-tests item (see grade_variants)."""
     with tempfile.TemporaryDirectory() as tmp:
-        for name, content in files.items():
-            (Path(tmp) / name).write_text(content)
-        return losses(assignment, Path(tmp), sandbox, function)
+        return grade(assignment, written(files, Path(tmp)), sandbox, student_tests=False)
+
+
+def losses_job(
+    assignment: Assignment, sandbox: Sandbox, job: tuple[dict[str, str], str]
+) -> list[str]:
+    """The tests a mutant of one function fails (at most the first)."""
+    files, function = job
+    with tempfile.TemporaryDirectory() as tmp:
+        return losses(assignment, written(files, Path(tmp)), sandbox, function)
 
 
 def digest(parts: list[tuple[str, str]]) -> str:
@@ -375,10 +439,13 @@ def check_one(
     assignment: Assignment,
     sandbox: Sandbox,
     say: Callable[[str], None] = print,
+    jobs: Jobs | None = None,
 ) -> Outcome:
     start = time.monotonic()
-    checker = Checker(assignment, sandbox, say)
-    ok = checker.run()
+    with contextlib.ExitStack() as stack:
+        own = jobs or stack.enter_context(Jobs(sandbox))
+        checker = Checker(assignment, sandbox, say, own)
+        ok = checker.run()
     say(f"{assignment.slug}: {'OK' if ok else f'{len(checker.failures)} problem(s)'}\n")
     return Outcome(assignment.slug, checker.failures, time.monotonic() - start)
 
@@ -400,12 +467,13 @@ def check_all(
     """Check each assignment, then print the summary table. Quiet: only the failures (each
     named with its assignment, as soon as that assignment is done) and the table."""
     outcomes = []
-    for assignment in assignments:
-        outcome = check_one(assignment, sandbox, (lambda line: None) if quiet else say)
-        if quiet:
-            for failure in outcome.failures:
-                say(f"FAIL {outcome.slug}: {failure}")
-        outcomes.append(outcome)
+    with Jobs(sandbox) as jobs:
+        for assignment in assignments:
+            outcome = check_one(assignment, sandbox, (lambda line: None) if quiet else say, jobs)
+            if quiet:
+                for failure in outcome.failures:
+                    say(f"FAIL {outcome.slug}: {failure}")
+            outcomes.append(outcome)
     for line in summary_table(outcomes):
         say(line)
     return outcomes
