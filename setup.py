@@ -12,7 +12,7 @@ from setuptools import setup
 from setuptools.command.build_py import build_py
 
 COURSE_FOLDERS = ("assignments", "reference")
-COURSE_FILES = ("course.yaml",)  # the course's settings (autograder/course/config.py)
+COURSE_FILES = ("course.yaml",)  # the course's settings (autograder/workflows/term.py)
 SKIPPED = {"__pycache__", ".pytest_cache"}
 
 

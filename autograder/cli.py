@@ -165,12 +165,13 @@ def cmd_doctor(args: argparse.Namespace) -> int:
 
 
 def cmd_collect(args: argparse.Namespace) -> int:
-    Assignment.load(args.assignment)  # an unknown slug fails before any git runs
+    root = Assignment.load(args.assignment).root  # an unknown slug fails before any git runs
     pinned = collect.pinned_shas(collect.read_manifest(Path(args.at))) if args.at else None
     logins = collect.read_roster(Path(args.roster))
     course = None
-    if args.course_file:  # checked whole before any git runs
-        course = term.load(Path(args.course_file), slugs(), logins)
+    course_file = term.course_file(args.course_file, root, slugs())
+    if course_file:  # checked whole before any git runs
+        course = term.load(course_file, slugs(), logins)
         course.deadline(args.assignment)
     collect.collect(
         args.assignment,
@@ -187,15 +188,16 @@ def cmd_collect(args: argparse.Namespace) -> int:
 
 
 def cmd_grade_batch(args: argparse.Namespace) -> int:
+    assignment = Assignment.load(args.assignment, args.course)
     batch.grade_batch(
-        Assignment.load(args.assignment, args.course),
+        assignment,
         Path(args.submissions),
         Path(args.out),
         jobs=args.jobs,
         shard=batch.parse_shard(args.shard),
         sandbox_mode=args.sandbox,
         allow_weak_sandbox=args.allow_weak_sandbox,
-        course_file=Path(args.course_file) if args.course_file else None,
+        course_file=term.course_file(args.course_file, assignment.root, slugs()),
     )
     return 0
 
@@ -314,6 +316,7 @@ def cmd_formative(args: argparse.Namespace) -> int:
         sandbox_mode=args.sandbox,
         allow_weak_sandbox=args.allow_weak_sandbox,
         jobs=args.jobs,
+        course_file=Path(args.course_file) if args.course_file else None,
     )
     return 0
 
@@ -360,8 +363,9 @@ def add_course_file_option(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--course-file",
         metavar="COURSE_YAML",
-        help="course.yaml: due dates with a time zone, the late policy and grace days "
-        "(extensions.csv beside it gives per-student due dates); collect then honours each "
+        help="the course file (default: course.yaml at the course root): due dates with a "
+        "time zone, the late policy and grace days (extensions.csv beside it gives per-student "
+        "due dates), and the formative round's settings; with due dates, collect honours each "
         "student's own deadline, and scores.csv applies the policy",
     )
 
@@ -737,7 +741,7 @@ def parser() -> argparse.ArgumentParser:
         "WORK/submissions, grade what changed (as grade-batch) into WORK/results, and post to "
         "each student's commit the score per test and the named mistakes (never expected "
         "values or hidden tests) as a commit comment, at most formative.results_per_day times "
-        "per student per day (course.yaml); each comment says when the next one comes. Keep "
+        "per student per day (the course file); each comment says when the next one comes. Keep "
         "WORK between rounds: WORK/ledger.json is what was posted. A formative result never "
         "counts as the grade: publish and merge refuse WORK/results. The token is read from "
         "AUTOGRADER_GIT_TOKEN or GITHUB_TOKEN.",
@@ -759,7 +763,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--scheduled",
         action="store_true",
-        help="do nothing outside the term dates in course.yaml (for scheduled runs)",
+        help="do nothing outside the term dates in the course file (for scheduled runs)",
     )
     p.add_argument(
         "--now", metavar="TIME", help="take this ISO time as now (to rehearse a day of rounds)"
@@ -768,6 +772,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--sandbox", choices=MODES, default="auto", help="isolation for the workers")
     add_allow_weak_option(p)
     add_course_option(p)
+    add_course_file_option(p)
     p.set_defaults(run=cmd_formative)
     return top
 

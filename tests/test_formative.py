@@ -19,12 +19,12 @@ from hostile import SLUG
 from test_publish import path_pattern
 
 from autograder.cli import main
-from autograder.course.assignment import Assignment
-from autograder.course.config import Formative, load_formative
+from autograder.course.assignment import Assignment, slugs
 from autograder.errors import UsageError
 from autograder.result import Result
-from autograder.workflows import formative
+from autograder.workflows import formative, term
 from autograder.workflows.records import Record
+from autograder.workflows.term import Formative
 
 OPERATION = json.loads(
     (Path(__file__).parent / "openapi" / "create-commit-comment.json").read_text()
@@ -214,25 +214,58 @@ def test_the_day_is_counted_in_the_course_time_zone():
 
 
 @pytest.mark.parametrize(
-    "text, complaint",
+    "text, line, complaint",
     [
-        ("formative:\n  results_per_day: 0\n", "whole number"),
-        ("formative:\n  timezone: Mars/Olympus\n", "not a time zone"),
-        ("formative:\n  per_day: 2\n", "unknown formative setting"),
-        ("formative:\n  term_start: soon\n", "must be a date"),
-        ("formative: [\n", "not valid YAML"),
+        ("formative:\n  results_per_day: 0\n", 2, "formative: results_per_day must be a whole"),
+        ("formative:\n  timezone: Mars/Olympus\n", 2, "unknown time zone 'Mars/Olympus'"),
+        ("formative:\n  per_day: 2\n", 2, "unknown key 'per_day' in formative"),
+        ("formative:\n  term_start: soon\n", 2, "formative: term_start must be a date"),
+        ("formative:\n  term_start: 2026-12-01\n  term_end: 2026-09-01\n", 3, "before"),
+        ("formative: [\n", 2, "not valid YAML"),
+        # one schema: the term's part is read strictly too
+        ("formative: {}\nlate_policy: {pennalty: 3}\n", 2, "unknown key 'pennalty'"),
+        ("formative: {}\nformatve: {}\n", 2, "unknown key 'formatve' in the course file"),
     ],
 )
-def test_a_bad_course_configuration_is_one_clear_error(tmp_path, text, complaint):
-    (tmp_path / "course.yaml").write_text(text)
-    with pytest.raises(UsageError, match=complaint):
-        load_formative(tmp_path)
+def test_a_bad_course_file_is_one_line_naming_the_key(tmp_path, text, line, complaint):
+    path = tmp_path / "course.yaml"
+    path.write_text(text)
+    with pytest.raises(UsageError) as caught:
+        term.formative_of(None, tmp_path, slugs())
+    said = str(caught.value)
+    assert said.startswith(f"{path}, line {line}: ") and complaint in said, said
+    assert "\n" not in said
 
 
-def test_without_a_course_configuration_the_defaults_hold(tmp_path):
-    assert load_formative(tmp_path) == Formative()
+def test_without_a_course_file_the_defaults_hold(tmp_path):
+    assert term.formative_of(None, tmp_path, slugs()) == Formative()
     repository = Path(__file__).parents[1]
-    assert load_formative(repository).results_per_day >= 1  # the course's own file loads
+    assert term.formative_of(None, repository, slugs()).results_per_day >= 1  # the course's own
+
+
+def test_one_file_holds_both_parts_and_a_given_file_overrides_the_roots(tmp_path):
+    (tmp_path / "course.yaml").write_text("formative: {results_per_day: 0}\n")  # not read
+    given = tmp_path / "elsewhere.yaml"
+    given.write_text(
+        f"timezone: America/New_York\nassignments:\n  {SLUG}: {{due: '2026-10-01 23:59'}}\n"
+        "formative:\n  results_per_day: 5\n"
+    )
+    settings = term.formative_of(given, tmp_path, slugs())
+    # the formative day starts where the course's due dates are, unless it says otherwise
+    assert settings == Formative(results_per_day=5, timezone="America/New_York")
+    assert term.load(given, slugs()).deadline(SLUG).due.hour == 23
+
+
+def test_the_formative_command_reads_the_course_file_given(tmp_path, capsys):
+    (tmp_path / "roster.csv").write_text("login\nada\n")
+    bad = tmp_path / "course.yaml"
+    bad.write_text("formative:\n  results_per_day: many\n")
+    argv = ["formative", SLUG, "--roster", str(tmp_path / "roster.csv"), "--work"]
+    argv += [str(tmp_path / "work"), "--url-template", "file:///nowhere/{login}.git"]
+    assert main([*argv, "--course-file", str(bad), "--dry-run", str(tmp_path / "r.jsonl")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert f"{bad}, line 2: formative: results_per_day must be a whole number" in err
+    assert "\n" not in err and not (tmp_path / "work").exists()
 
 
 # -- grade.yml's formative job, its step run as written ------------------------------------------

@@ -29,6 +29,7 @@ from autograder.platforms.nbgrader import gradebook, notebook  # noqa: E402
 pytestmark = pytest.mark.timeout(3600)
 
 SLUG = "masks-and-heads"
+SECOND = "kv-cache-and-gqa"  # built into the same course after SLUG
 ROOT = Path(__file__).resolve().parent.parent
 REFERENCE_ANSWERS = (ROOT / "reference" / SLUG / "answers.yaml").read_text()
 
@@ -81,7 +82,7 @@ SUBMISSIONS: dict[str, tuple[str, dict[str, str | None], str]] = {
     "mistake": (
         "source",
         {"causal_mask": TRANSPOSED},
-        REFERENCE_ANSWERS.replace("[2, 0]", "[0, 2]"),
+        REFERENCE_ANSWERS.replace("masked_weight: 0", "masked_weight: 1"),  # Q2 wrong
     ),
     "crash": ("source", {"split_heads": "raise RuntimeError('oops')\n"}, REFERENCE_ANSWERS),
     "loop": ("source", {"merge_heads": LOOP}, REFERENCE_ANSWERS),
@@ -164,13 +165,20 @@ def stored_scores(course: Path) -> dict[str, dict[str, float | None]]:
 def course(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     course = tmp_path_factory.mktemp("course")
     env = jupyter_env(course / ".jupyter")
+    # Two separate builds, as in a term: the second must keep the first's settings.
     assert cli.main(["nbgrader", "build", str(course), SLUG]) == 0
+    assert cli.main(["nbgrader", "build", str(course), SECOND]) == 0
     steps: dict[str, Any] = {"course": course}
     steps["generate"] = nbgrader(course, env, "generate_assignment", SLUG)
     for student in SUBMISSIONS:
         make_submission(course, student)
     steps["autograde"] = nbgrader(course, env, "autograde", SLUG)
     steps["plain"] = stored_scores(course)
+    # Read now: our autograde, later, writes autograded/ again.
+    steps["plain_sheets"] = {
+        s: (course / "autograded" / s / SLUG / "answers.yaml").read_text()
+        for s in ("reference", "mistake")
+    }
     steps["feedback"] = nbgrader(course, env, "generate_feedback", SLUG)
     steps["plain_feedback"] = {
         s: (course / "feedback" / s / SLUG / f"{SLUG}.html").read_text()
@@ -238,6 +246,19 @@ def test_release_has_no_solution_and_no_hidden_test(course: dict[str, Any]) -> N
     for secret in ("BEGIN SOLUTION", "HIDDEN TESTS", "kernel.check", "np.tril", "67108864"):
         assert secret not in text
     assert "raise NotImplementedError()" in text
+
+
+def test_stock_autograde_after_two_builds_keeps_the_students_sheet(
+    course: dict[str, Any],
+) -> None:
+    """`build C SLUG`, then `build C SECOND`, then stock `nbgrader autograde SLUG`: the sheet
+    in autograded/ is the student's, not source/'s blank one, and Part 1 scores the student's."""
+    assert course["autograde"].returncode == 0, course["autograde"].stderr[-3000:]
+    sheets, plain = course["plain_sheets"], course["plain"]
+    assert sheets["reference"] == REFERENCE_ANSWERS
+    assert sheets["mistake"] == SUBMISSIONS["mistake"][2]
+    assert plain["reference"]["part1"] == 30
+    assert 0 < plain["mistake"]["part1"] < 30  # one answer swapped: the student's own sheet
 
 
 def test_nbgrader_autograde_grades_everyone(course: dict[str, Any]) -> None:

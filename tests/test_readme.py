@@ -187,7 +187,13 @@ def test_a_marker_the_test_cannot_read_would_be_caught():
 # -- what a newcomer reads first -------------------------------------------------------------------
 
 README = (ROOT / "README.md").read_text()
-STEPS = ["**Check**", "**Release**", "**The formative round**", "**Collect at the deadline**"]
+STEPS = [
+    "**Write the course file**",
+    "**Check**",
+    "**Release**",
+    "**The formative round**",
+    "**Collect at the deadline**",
+]
 STEPS += ["**Grade, report, publish**", "**Export**"]
 
 

@@ -7,6 +7,8 @@ from __future__ import annotations
 import datetime
 import http.server
 import json
+import re
+import textwrap
 import threading
 import urllib.parse
 from pathlib import Path
@@ -15,11 +17,13 @@ import pytest
 
 from autograder import cli
 from autograder import result as plain
+from autograder.course.assignment import slugs
 from autograder.result import Result, write_json
 from autograder.workflows import term
 from autograder.workflows.records import Record
 
 SLUG = "masks-and-heads"
+ROOT = Path(__file__).resolve().parents[1]
 GOOD = f"""\
 timezone: Europe/Paris
 grace_days: 2
@@ -60,6 +64,9 @@ BAD_COURSES = {
     "a penalty over 100%": (GOOD.replace("penalty: 10", "penalty: 140"), 5, "between 0 and 100"),
     "a bad window": (GOOD.replace("accept_for: 4d", "accept_for: soon"), 7, "a duration"),
     "bad YAML": (GOOD.replace("grace_days: 2", "grace_days: [2"), 3, "not valid YAML"),
+    # one file, one schema: the formative part is read as strictly by collect
+    "a formative key": (GOOD + "formative:\n  per_day: 2\n", 12, "unknown key 'per_day'"),
+    "a formative value": (GOOD + "formative: {term_end: soon}\n", 11, "formative: term_end"),
 }
 
 
@@ -331,3 +338,62 @@ def test_collect_at_a_manifest_with_a_course_file_is_refused(tmp_path, capsys):
     assert cli.main(argv) == 2
     assert "--at re-collects a manifest's SHAs as they were" in capsys.readouterr().err
     assert not (tmp_path / "into").exists()
+
+
+def course_root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """tmp_path as the course root (its reference/ and assignments/ are this checkout's)."""
+    for folder in ("reference", "assignments"):
+        (tmp_path / folder).symlink_to(ROOT / folder)
+    monkeypatch.setenv("AUTOGRADER_ROOT", str(tmp_path))
+    return tmp_path
+
+
+def test_collect_reads_the_course_yaml_at_the_course_root_by_default(tmp_path, capsys, monkeypatch):
+    course_folder(course_root(tmp_path, monkeypatch))
+    monkeypatch.setattr(term, "clock", lambda: datetime.datetime(2026, 9, 1, tzinfo=datetime.UTC))
+    argv = ["collect", SLUG, "--roster", str(tmp_path / "roster.csv"), "--into"]
+    argv += [str(tmp_path / "into"), "--url-template", "file:///nowhere/{login}.git"]
+    assert cli.main(argv) == 0  # no --course-file
+    assert "2 not due yet" in capsys.readouterr().out
+
+
+def test_a_course_file_given_overrides_the_roots(tmp_path, capsys, monkeypatch):
+    (tmp_path / "root").mkdir()
+    root = course_root(tmp_path / "root", monkeypatch)
+    (root / "course.yaml").write_text(GOOD.replace("  cap: 30", "  capp: 30"))  # never read
+    course_file = course_folder(tmp_path)
+    monkeypatch.setattr(term, "clock", lambda: datetime.datetime(2026, 9, 1, tzinfo=datetime.UTC))
+    assert collect(tmp_path, course_file) == 0
+    assert "2 not due yet" in capsys.readouterr().out
+
+
+def test_a_root_course_yaml_without_due_dates_sets_none(tmp_path, monkeypatch):
+    root = course_root(tmp_path, monkeypatch)
+    (root / "course.yaml").write_text("formative:\n  results_per_day: 2\n")
+    assert term.course_file(None, root, slugs()) is None
+    assert term.course_file("given.yaml", root, slugs()) == Path("given.yaml")
+    (root / "course.yaml").write_text(GOOD)
+    assert term.course_file(None, root, slugs()) == root / "course.yaml"
+
+
+def test_the_sample_course_yaml_reads_with_its_term_part_uncommented(tmp_path):
+    """The repository's own course.yaml: the formative part as it is, the term part commented
+    out (so nothing here has due dates); uncommented, it is a valid course file."""
+    own = (ROOT / "course.yaml").read_text()
+    assert not term.read_course(ROOT / "course.yaml", slugs()).deadlines
+    sample = re.sub(r"(?m)^# (\s*[\w-]+:)", r"\1", own)  # "# key: value" lines only
+    (tmp_path / "course.yaml").write_text(sample)
+    course = term.read_course(tmp_path / "course.yaml", slugs())
+    assert set(course.deadlines) == {SLUG, "padding-and-batches"}
+    assert course.formative.results_per_day == 3 and course.grace_days == 3
+
+
+def test_the_readmes_course_file_is_one_the_reader_takes(tmp_path):
+    """README's sample, both parts in one file, as it is printed there."""
+    readme = (ROOT / "README.md").read_text()
+    after = readme.split("**The course file.**", 1)[1].split("\n\n", 2)[1]
+    (tmp_path / "course.yaml").write_text(textwrap.dedent(after) + "\n")
+    course = term.read_course(tmp_path / "course.yaml", slugs())
+    assert set(course.deadlines) == {SLUG, "padding-and-batches"}
+    assert course.formative.timezone == "America/New_York"  # the course's zone, by default
+    assert course.formative.results_per_day == 3

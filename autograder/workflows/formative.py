@@ -9,7 +9,8 @@ One round, run on a schedule during term and by hand (``autograder formative``):
 3. post to each student's commit the score per test and the named causes
    (``report.commit_comment``, which never quotes expected values or hidden tests), through
    the same API client as ``publish``: unless that work was posted already, or the student
-   has had ``formative.results_per_day`` results today (``course.yaml``). Each message says
+   has had ``formative.results_per_day`` results today (the course file, ``course.yaml`` at
+   the course root unless ``--course-file`` names another: ``term.py`` reads it). Each message says
    which result of the day it is and when the next one comes.
 
 A student held back by the limit is not forgotten: the first round of the next day posts the
@@ -32,12 +33,12 @@ from pathlib import Path
 from typing import Any
 
 from autograder import report
-from autograder.course.assignment import Assignment
-from autograder.course.config import Formative, load_formative
+from autograder.course.assignment import Assignment, slugs
 from autograder.errors import UsageError
 from autograder.result import write_json
-from autograder.workflows import batch, collect, publish
+from autograder.workflows import batch, collect, publish, term
 from autograder.workflows.records import FORMATIVE_MARKER, Record, load_record
+from autograder.workflows.term import Formative
 
 LEDGER = "ledger.json"
 DRY_RUN_LEDGER = "ledger.dry-run.json"
@@ -196,8 +197,9 @@ def formative_round(
     allow_weak_sandbox: bool = False,
     jobs: int | None = None,
     say: Callable[[str], None] = print,
+    course_file: Path | None = None,
 ) -> Round:
-    settings = load_formative(assignment.root)
+    settings = term.formative_of(course_file, assignment.root, slugs())
     now = clock()
     if scheduled and not settings.in_term(now):
         say(f"formative round: {now:%Y-%m-%d} is outside the term in course.yaml; nothing done")

@@ -1,8 +1,12 @@
-"""A whole term: due dates, per-student extensions, the late policy and grace days.
+"""A whole term: due dates, per-student extensions, the late policy and grace days, and the
+formative round's settings: one ``course.yaml``, read here and only here.
 
-``course.yaml`` (beside the roster) gives each assignment's due date with a time zone, the
-late policy (a penalty per day or per hour, a cap, and how long after the due date a
-submission is still accepted) and the term's grace days per student. ``extensions.csv``
+``course.yaml`` is the course's one settings file, at the course repository's root (beside
+``reference/`` and ``assignments/``) unless ``--course-file`` names another. Its term part gives
+each assignment's due date with a time zone, the late policy (a penalty per day or per hour, a
+cap, and how long after the due date a submission is still accepted) and the term's grace days
+per student; its ``formative`` part the formative round's daily limit and the term's dates.
+Either part may be left out: a file without ``assignments`` sets no due dates. ``extensions.csv``
 (login, assignment, due, note) moves one student's due date. Both are read strictly: an
 unknown key, login or assignment, or a bad date, is a one-line error naming the file and line,
 before anything is collected or graded.
@@ -42,7 +46,9 @@ DAY = 86400
 UNITS = {"day": DAY, "hour": 3600}
 DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(d|days?|h|hours?|m|min|minutes?)\s*$")
 DURATION_SECONDS = {"d": DAY, "h": 3600, "m": 60}
-TOP_KEYS = {"timezone", "grace_days", "collect_slack", "late_policy", "assignments"}
+TOP_KEYS = {"timezone", "grace_days", "collect_slack", "late_policy", "assignments", "formative"}
+FORMATIVE_KEYS = {"results_per_day", "timezone", "term_start", "term_end"}
+DEFAULT_PER_DAY = 3
 POLICY_KEYS = {"per", "penalty", "cap", "accept_for"}
 ASSIGNMENT_KEYS = {"due", "late_policy"}
 EXTENSION_COLUMNS = ("login", "assignment", "due")
@@ -93,6 +99,25 @@ class Extension:
     note: str = ""
 
 
+@dataclass(frozen=True)
+class Formative:
+    """The formative round's part of course.yaml."""
+
+    results_per_day: int = DEFAULT_PER_DAY
+    timezone: str = "UTC"  # the day the limit counts in starts at midnight here
+    term_start: datetime.date | None = None  # scheduled rounds run only in term
+    term_end: datetime.date | None = None
+
+    @property
+    def zone(self) -> ZoneInfo:
+        return ZoneInfo(self.timezone)
+
+    def in_term(self, now: datetime.datetime) -> bool:
+        today = now.astimezone(self.zone).date()
+        after_start = self.term_start is None or today >= self.term_start
+        return after_start and (self.term_end is None or today <= self.term_end)
+
+
 @dataclass
 class Course:
     path: Path
@@ -101,6 +126,7 @@ class Course:
     slack: float  # seconds: a collect run this soon after a due date counts as at it
     deadlines: dict[str, Deadline]
     extensions: dict[tuple[str, str], Extension] = field(default_factory=dict)
+    formative: Formative = Formative()
 
     def deadline(self, slug: str) -> Deadline:
         if slug not in self.deadlines:
@@ -219,8 +245,42 @@ def read_policy(where: Where, node: Any, base: LatePolicy, what: str) -> LatePol
     return LatePolicy(**values)
 
 
+def read_formative(where: Where, node: Any, zone_name: str) -> Formative:
+    """The ``formative`` part; its time zone defaults to the course's."""
+    given = where.mapping(node, FORMATIVE_KEYS, "formative")
+    per_day = DEFAULT_PER_DAY
+    if "results_per_day" in given:
+        text = where.scalar(given["results_per_day"], "formative: results_per_day")
+        if not text.isdigit() or int(text) < 1:
+            raise where.error(
+                given["results_per_day"],
+                f"formative: results_per_day must be a whole number >= 1 (got {text!r})",
+            )
+        per_day = int(text)
+    if "timezone" in given:
+        zone_name = where.scalar(given["timezone"], "formative: timezone")
+        try:
+            ZoneInfo(zone_name)
+        except (ZoneInfoNotFoundError, ValueError):
+            message = f"formative: timezone: unknown time zone {zone_name!r}"
+            raise where.error(given["timezone"], message) from None
+    dates: dict[str, datetime.date | None] = {"term_start": None, "term_end": None}
+    for key in dates:
+        if key in given:
+            text = where.scalar(given[key], f"formative: {key}")
+            try:
+                dates[key] = datetime.date.fromisoformat(text)
+            except ValueError:
+                message = f"formative: {key} must be a date, YYYY-MM-DD (got {text!r})"
+                raise where.error(given[key], message) from None
+    start, end = dates["term_start"], dates["term_end"]
+    if start and end and end < start:
+        raise where.error(given["term_end"], "formative: term_end is before term_start")
+    return Formative(per_day, zone_name, start, end)
+
+
 def read_course(path: Path, known: Iterable[str]) -> Course:
-    """The course file; every assignment it names must be one of ``known`` (the slugs)."""
+    """The course file, both parts; every assignment it names must be one of ``known``."""
     path = Path(path)
     where = Where(path)
     try:
@@ -235,9 +295,7 @@ def read_course(path: Path, known: Iterable[str]) -> Course:
         mark = getattr(error, "problem_mark", None)
         line = mark.line + 1 if mark else 1
         raise UsageError(f"{path}, line {line}: not valid YAML") from None
-    top = where.mapping(root, TOP_KEYS, "the course file")
-    if "assignments" not in top:
-        raise where.error(root, "no assignments: give each one's due date")
+    top = where.mapping(root, TOP_KEYS, "the course file") if root is not None else {}
     try:
         zone_name = where.scalar(top["timezone"], "timezone") if "timezone" in top else "UTC"
         zone = ZoneInfo(zone_name)
@@ -252,7 +310,12 @@ def read_course(path: Path, known: Iterable[str]) -> Course:
         default = read_policy(where, top["late_policy"], default, "late_policy")
     slugs = set(known)
     deadlines = {}
-    for key, node in where.mapping(top["assignments"], set(), "assignments").items():
+    formative = Formative(timezone=zone_name)
+    if "formative" in top:
+        formative = read_formative(where, top["formative"], zone_name)
+    given_assignments = top.get("assignments")
+    listed = where.mapping(given_assignments, set(), "assignments") if given_assignments else {}
+    for key, node in listed.items():
         if key not in slugs:
             raise where.error(where.key_of(node), f"unknown assignment {key!r}")
         given = where.mapping(node, ASSIGNMENT_KEYS, key)
@@ -266,7 +329,7 @@ def read_course(path: Path, known: Iterable[str]) -> Course:
         if "late_policy" in given:
             policy = read_policy(where, given["late_policy"], default, f"{key}: late_policy")
         deadlines[key] = Deadline(key, due, policy)
-    return Course(path, zone, int(grace), slack, deadlines)
+    return Course(path, zone, int(grace), slack, deadlines, formative=formative)
 
 
 def read_extensions(path: Path, course: Course, logins: Iterable[str]) -> None:
@@ -302,6 +365,30 @@ def read_extensions(path: Path, course: Course, logins: Iterable[str]) -> None:
         if key in course.extensions:
             raise UsageError(f"{path}, line {number}: a second extension for {login} on {slug}")
         course.extensions[key] = Extension(login, slug, due, row.get("note", ""))
+
+
+def default_file(root: Path) -> Path:
+    return Path(root) / COURSE
+
+
+def course_file(given: str | Path | None, root: Path, known: Iterable[str]) -> Path | None:
+    """The course file whose due dates apply: the one given (``--course-file``), else
+    course.yaml at the course root when it sets due dates (it may hold only the formative
+    part); None when neither. A file given must have them: collect and grade-batch then ask
+    it for the assignment's."""
+    if given:
+        return Path(given)
+    path = default_file(root)
+    return path if path.is_file() and read_course(path, known).deadlines else None
+
+
+def formative_of(given: Path | None, root: Path, known: Iterable[str]) -> Formative:
+    """The formative part of the course file given, else of course.yaml at the course root;
+    the defaults when there is no such file."""
+    path = Path(given) if given is not None else default_file(root)
+    if given is None and not path.is_file():
+        return Formative()
+    return read_course(path, known).formative
 
 
 def load(path: Path, known: Iterable[str], logins: Iterable[str] | None = None) -> Course:
