@@ -246,7 +246,8 @@ def test_a_silent_mistake_loses_points_only_where_the_handout_says_it_shows(case
     assignment = Assignment.load(case.slug)
     catalogue = load_catalogue(assignment.suite / "mistakes.py")
     variant = next(v for v in catalogue.mistakes if v.name == case.mistake)
-    graded = Checker(assignment, Sandbox.detect("fallback"), lambda _: None).grade_variant(variant)
+    checker = Checker(assignment, Sandbox.detect("fallback"), lambda _: None)
+    graded = checker.grade_variants([variant])[variant.name]
     lost = {t.id for t in graded.part("part2") if not t.passed}
     assert lost, f"{case}: no hidden test catches it"
     module = assignment.reference / assignment.module_file
