@@ -14,8 +14,14 @@ aligned text rather than rich's boxes: a CI log keeps them, and each line greps 
 Then mutation testing: every one-change mutant of the reference's solution regions
 (``engine/mutants.py``) must lose Part 2 points, or be listed in suite.yaml's
 ``equivalent_mutants`` with a one-line reason. Mutants are graded as students are, in the
-same worker and sandbox, on every core (a pool of job processes, each with its own sandbox);
-a survivor is printed as the one line it changed, with the handout promise it breaks.
+same worker and sandbox; a survivor is printed as the one line it changed, with the handout
+promise it breaks.
+
+The catalogued variants, the engine's forms and the mutants are graded on every core, by one
+pool of job processes (``Jobs``, each with its own sandbox) shared by every assignment of a
+run, while the public tests run in a pytest of their own. Variants and forms are graded
+without the item that grades the student's own tests: they change only the module, that
+item's test file is the reference's, and it is checked once, on the reference.
 """
 
 from __future__ import annotations
