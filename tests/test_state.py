@@ -1,0 +1,71 @@
+"""State is owned by objects, not modules: a grading session, a sandbox's reaper, a worker's
+table of objects, a kernel's gradings. Two of them share nothing, and no module of the package
+keeps a registry that grows for the life of the process."""
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from autograder.course.assignment import Assignment
+from autograder.engine.grading import GradingSession, grade
+from autograder.engine.mistakes import load_catalogue
+from autograder.sandbox.layers import Sandbox
+
+SLUG = "masks-and-heads"
+
+
+@pytest.fixture(scope="module")
+def assignment():
+    return Assignment.load(SLUG)
+
+
+@pytest.fixture(scope="module")
+def box():
+    return Sandbox.detect("fallback")
+
+
+def with_mistake(assignment: Assignment, folder: Path, name: str) -> Path:
+    """The reference's files, with the catalogued mistake ``name`` in place of its module."""
+    shutil.copytree(assignment.reference, folder)
+    variant = next(
+        v for v in load_catalogue(assignment.suite / "mistakes.py").variants if v.name == name
+    )
+    (folder / assignment.module_file).write_text(variant.source(assignment.reference_source))
+    return folder
+
+
+# -- a grading session --------------------------------------------------------------------------
+
+
+def test_each_load_of_a_catalogue_is_its_own(assignment):
+    path = assignment.suite / "mistakes.py"
+    assert load_catalogue(path) is not load_catalogue(path)
+
+
+def test_two_sessions_share_no_catalogue_and_one_builds_each_variant_once(
+    assignment, box, tmp_path
+):
+    mistaken = with_mistake(assignment, tmp_path / "mistaken", "causal-mask-inverted")
+    first, second = GradingSession(assignment), GradingSession(assignment)
+    result = grade(assignment, mistaken, box, first)
+    assert result.score < result.max_score
+    built = dict(first.catalogue.built)
+    assert built  # diagnosing the mistake built variant modules, kept by this session
+    assert second.catalogue is not first.catalogue
+    grade(assignment, assignment.reference, box, second)
+    assert second.catalogue.built == {}  # the reference needs no diagnosis: nothing was built
+    grade(assignment, mistaken, box, first)  # again: the same modules, none built anew
+    assert first.catalogue.built.keys() == built.keys()
+    assert all(first.catalogue.built[k] is m for k, m in built.items())
+
+
+def test_a_session_gives_each_submission_a_fresh_reference(assignment):
+    session = GradingSession(assignment)
+    assert session.reference() is not session.reference()
+
+
+def test_a_session_grades_only_its_own_assignment(assignment, box):
+    other = GradingSession(Assignment.load("flash-attention"))
+    with pytest.raises(ValueError, match="a grading session of flash-attention cannot grade"):
+        grade(assignment, assignment.reference, box, other)
