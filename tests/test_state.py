@@ -5,12 +5,14 @@ keeps a registry that grows for the life of the process."""
 import shutil
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from autograder.course.assignment import Assignment
 from autograder.engine.grading import GradingSession, grade
 from autograder.engine.mistakes import load_catalogue
 from autograder.sandbox.layers import Sandbox
+from autograder.sandbox.worker import Worker
 
 SLUG = "masks-and-heads"
 
@@ -69,3 +71,17 @@ def test_a_session_grades_only_its_own_assignment(assignment, box):
     other = GradingSession(Assignment.load("flash-attention"))
     with pytest.raises(ValueError, match="a grading session of flash-attention cannot grade"):
         grade(assignment, assignment.reference, box, other)
+
+
+# -- a sandbox's workers ------------------------------------------------------------------------
+
+
+def test_a_sandboxs_running_workers_are_its_own(assignment, tmp_path):
+    mine, other = Sandbox.detect("fallback"), Sandbox.detect("fallback")
+    with Worker(assignment.reference, assignment.module, mine, timeout=30) as worker:
+        value, _ = worker.call("causal_mask", 3)
+        assert value.tolist() == np.tril(np.ones((3, 3), dtype=bool)).tolist()
+        assert worker.process is not None
+        assert mine.reaper.live == {worker.process.pid}
+        assert other.reaper.live == set()
+    assert mine.reaper.live == set()
