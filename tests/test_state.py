@@ -2,6 +2,7 @@
 table of objects, a kernel's gradings. Two of them share nothing, and no module of the package
 keeps a registry that grows for the life of the process."""
 
+import os
 import shutil
 from pathlib import Path
 
@@ -12,6 +13,7 @@ from autograder.course.assignment import Assignment
 from autograder.engine.grading import GradingSession, grade
 from autograder.engine.mistakes import load_catalogue
 from autograder.sandbox.layers import Sandbox
+from autograder.sandbox.runner import wire
 from autograder.sandbox.worker import Worker
 
 SLUG = "masks-and-heads"
@@ -85,3 +87,29 @@ def test_a_sandboxs_running_workers_are_its_own(assignment, tmp_path):
         assert mine.reaper.live == {worker.process.pid}
         assert other.reaper.live == set()
     assert mine.reaper.live == set()
+
+
+# -- the worker's channel -----------------------------------------------------------------------
+
+
+def test_a_lent_object_calls_back_through_its_workers_own_channel():
+    requests, to_worker = os.pipe()  # the grader writes answers to `to_worker`
+    from_worker, replies = os.pipe()
+    try:
+        objects = wire.Objects(channel=(requests, replies))
+        lent = wire.decode({"t": "remote", "id": 1, "type": "KVCache"}, [], objects=objects)
+        wire.send(to_worker, {"result": wire.encode(3, [])})
+        assert len(lent) == 3
+        asked, _ = wire.receive(from_worker)
+        assert (asked["callback"], asked["target"], asked["name"]) == ("call", 1, "__len__")
+    finally:
+        for fd in (requests, to_worker, from_worker, replies):
+            os.close(fd)
+
+
+def test_a_lent_object_without_a_worker_cannot_call_back():
+    with pytest.raises(RuntimeError, match="no grader to call back"):
+        len(wire.Remote(1, "KVCache"))
+    alone = wire.decode({"t": "remote", "id": 1, "type": "KVCache"}, [], objects=wire.Objects())
+    with pytest.raises(RuntimeError, match="no grader to call back"):
+        alone.size  # noqa: B018 - reading the attribute is the callback
