@@ -5,13 +5,17 @@ keeps a registry that grows for the life of the process."""
 import os
 import shutil
 from pathlib import Path
+from types import SimpleNamespace
 
+import IPython
 import numpy as np
 import pytest
 
 from autograder.course.assignment import Assignment
 from autograder.engine.grading import GradingSession, grade
 from autograder.engine.mistakes import load_catalogue
+from autograder.platforms.nbgrader import kernel
+from autograder.result import Result
 from autograder.sandbox.layers import Sandbox
 from autograder.sandbox.runner import wire
 from autograder.sandbox.worker import Worker
@@ -113,3 +117,40 @@ def test_a_lent_object_without_a_worker_cannot_call_back():
     alone = wire.decode({"t": "remote", "id": 1, "type": "KVCache"}, [], objects=wire.Objects())
     with pytest.raises(RuntimeError, match="no grader to call back"):
         alone.size  # noqa: B018 - reading the attribute is the callback
+
+
+# -- nbgrader's kernel --------------------------------------------------------------------------
+
+
+@pytest.fixture
+def counted_grading(monkeypatch):
+    """kernel's grading replaced by a counter: each grading returns a fresh Result."""
+    done: list[Path] = []
+    monkeypatch.setattr(kernel, "extract", lambda notebook, assignment, folder: None)
+
+    def fake_grade(assignment, folder):
+        done.append(folder)
+        return Result(assignment=assignment.slug, submission=str(folder))
+
+    monkeypatch.setattr(kernel, "grade", fake_grade)
+    return done
+
+
+def test_a_kernels_gradings_are_kept_by_one_object_and_shared_by_no_other(
+    counted_grading, tmp_path
+):
+    (tmp_path / f"{SLUG}.ipynb").write_text("{}")
+    grades = kernel.KernelGrades()
+    first = grades.graded(SLUG, tmp_path)
+    assert grades.graded(SLUG, tmp_path) is first  # the next test cell reads it
+    assert len(counted_grading) == 1
+    assert kernel.KernelGrades().graded(SLUG, tmp_path) is not first
+    assert len(counted_grading) == 2
+
+
+def test_the_kernels_gradings_live_on_its_shell(monkeypatch):
+    shell = SimpleNamespace()
+    monkeypatch.setattr(IPython, "get_ipython", lambda: shell)
+    assert kernel.kernel_grades() is kernel.kernel_grades() is shell.autograder_grades
+    monkeypatch.setattr(IPython, "get_ipython", lambda: None)  # outside a kernel: no memory
+    assert kernel.kernel_grades() is not kernel.kernel_grades()
