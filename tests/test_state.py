@@ -2,6 +2,7 @@
 table of objects, a kernel's gradings. Two of them share nothing, and no module of the package
 keeps a registry that grows for the life of the process."""
 
+import ast
 import os
 import shutil
 from pathlib import Path
@@ -11,6 +12,7 @@ import IPython
 import numpy as np
 import pytest
 
+from autograder import PACKAGE_DIR
 from autograder.course.assignment import Assignment
 from autograder.engine.grading import GradingSession, grade
 from autograder.engine.mistakes import load_catalogue
@@ -154,3 +156,130 @@ def test_the_kernels_gradings_live_on_its_shell(monkeypatch):
     assert kernel.kernel_grades() is kernel.kernel_grades() is shell.autograder_grades
     monkeypatch.setattr(IPython, "get_ipython", lambda: None)  # outside a kernel: no memory
     assert kernel.kernel_grades() is not kernel.kernel_grades()
+
+
+# -- no module keeps a registry -----------------------------------------------------------------
+
+# Module-level caches that stay, each a fact about the machine or the process, not state that
+# grows with what the process grades: (module, name) -> why.
+ALLOWED = {
+    ("sandbox/layers.py", "_BWRAP_PROBED"): "whether bwrap runs here, as root or a sandbox uid",
+    ("sandbox/layers.py", "_cgroups_here"): "which cgroups this machine lets the grader make",
+    ("sandbox/layers.py", "_become_subreaper"): "a property of the process, set once",
+    ("sandbox/layers.py", "_janitor_of"): "one janitor per process: it cleans up when it dies",
+    ("sandbox/scratch.py", "_libc"): "the C library this process has loaded",
+    ("sandbox/scratch.py", "tmpfs_usable"): "whether this machine lets the grader mount a tmpfs",
+    # check.py is being rewritten elsewhere; its per-run memo and pool state go with it
+    ("workflows/check.py", "GRADED"): "to move onto the checker in check.py's rewrite",
+    ("workflows/check.py", "_job"): "a process pool initializer's state, in check.py's rewrite",
+}
+CONTAINERS = (ast.Dict, ast.List, ast.Set, ast.DictComp, ast.ListComp, ast.SetComp)
+CONTAINER_CALLS = {"dict", "list", "set", "defaultdict", "Counter", "deque", "OrderedDict"}
+COUNTERS = {"count", "WeakSet", "WeakKeyDictionary", "WeakValueDictionary"}  # state as made
+MUTATORS = {"add", "append", "clear", "discard", "extend", "insert", "pop", "popitem", "remove"}
+MUTATORS |= {"setdefault", "update"}
+CACHES = {"cache", "lru_cache"}
+FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
+
+
+def called(node: ast.AST) -> str:
+    node = node.func if isinstance(node, ast.Call) else node
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    return node.id if isinstance(node, ast.Name) else ""
+
+
+def module_level(body: list[ast.stmt]):
+    for node in body:
+        yield node
+        for part in ("body", "orelse", "finalbody", "handlers"):
+            if not isinstance(node, ast.FunctionDef | ast.ClassDef):
+                yield from module_level(getattr(node, part, []))
+
+
+def mutated_names(tree: ast.Module) -> set[str]:
+    """Names that a function of the module changes in place, or rebinds through ``global``
+    (filling a table where it is written, at module level, is writing it)."""
+    inside = [n for f in ast.walk(tree) if isinstance(f, FUNCTIONS) for n in ast.walk(f)]
+    found = set()
+    for node in inside:
+        if isinstance(node, ast.Global):
+            found |= set(node.names)
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            if node.func.attr in MUTATORS and isinstance(node.func.value, ast.Name):
+                found.add(node.func.value.id)
+        elif isinstance(node, ast.Assign | ast.AugAssign | ast.Delete):
+            targets = node.targets if isinstance(node, ast.Assign | ast.Delete) else [node.target]
+            for target in targets:
+                if isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name):
+                    found.add(target.value.id)
+    return found
+
+
+def registries(path: Path) -> list[str]:
+    """A module's module-level registries: a container that starts empty or that the module
+    changes, a counter, and a function cached for the process. A constant table (filled where
+    it is written, never changed) is none."""
+    tree = ast.parse(path.read_text())
+    changed = mutated_names(tree)
+    found = []
+    for node in module_level(tree.body):
+        if not isinstance(node, ast.Assign | ast.AnnAssign) or node.value is None:
+            continue
+        value, targets = node.value, node.targets if isinstance(node, ast.Assign) else [node.target]
+        container = isinstance(value, CONTAINERS) or called(value) in CONTAINER_CALLS
+        empty = container and not any(ast.iter_child_nodes(value))
+        if isinstance(value, ast.Call) and called(value) in CONTAINER_CALLS:
+            empty = not value.args and not value.keywords
+        names = [t.id for t in targets if isinstance(t, ast.Name)]
+        for name in names:
+            if (container and (empty or name in changed)) or called(value) in COUNTERS:
+                found.append(name)
+    for node in ast.walk(tree):
+        if isinstance(node, FUNCTIONS) and any(called(d) in CACHES for d in node.decorator_list):
+            found.append(node.name)
+    return found
+
+
+def package_modules() -> list[Path]:
+    # the suites are course material, loaded afresh by each grading session
+    return [p for p in sorted(PACKAGE_DIR.rglob("*.py")) if "suites" not in p.parts]
+
+
+def test_no_module_of_the_package_keeps_a_registry():
+    found = [
+        f"{path.relative_to(PACKAGE_DIR).as_posix()}: {name}"
+        for path in package_modules()
+        for name in registries(path)
+        if (path.relative_to(PACKAGE_DIR).as_posix(), name) not in ALLOWED
+    ]
+    assert found == []
+
+
+def test_the_scan_finds_each_kind_of_registry(tmp_path):
+    module = tmp_path / "module.py"
+    module.write_text(
+        "import functools, itertools\n"
+        "EMPTY = {}\n"
+        "SEEN: set[int] = set()\n"
+        "GROWN = {'a': 1}\n"
+        "NUMBERS = itertools.count()\n"
+        "TABLE = {'a': 1}\n"
+        "WORDS = dict(a=1)\n"
+        "WORDS['b'] = 2\n"
+        "def grow(key):\n"
+        "    GROWN[key] = 2\n"
+        "@functools.lru_cache(maxsize=8)\n"
+        "def load(path):\n"
+        "    return path\n"
+    )
+    assert registries(module) == ["EMPTY", "SEEN", "GROWN", "NUMBERS", "load"]
+
+
+def test_the_allow_list_names_only_what_is_there():
+    there = {
+        (path.relative_to(PACKAGE_DIR).as_posix(), name)
+        for path in package_modules()
+        for name in registries(path)
+    }
+    assert set(ALLOWED) <= there
