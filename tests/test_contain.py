@@ -28,7 +28,7 @@ from test_tree import LEVELS, nested
 
 from autograder.cli import main
 from autograder.course.assignment import Assignment
-from autograder.engine.grading import grade
+from autograder.engine.grading import GradingSession, grade
 from autograder.errors import GraderFault
 from autograder.sandbox import scratch
 from autograder.sandbox import worker as worker_module
@@ -362,10 +362,10 @@ def test_a_full_disk_is_a_grader_fault_not_a_broken_suite(assignment, full_disk,
         grade(assignment, submission(tmp_path / "sub"), Sandbox.detect("landlock"))
 
 
-def test_a_full_disk_in_a_batch_is_a_grader_error(full_disk, jobs, tmp_path, monkeypatch):
-    monkeypatch.setitem(batch._job, "assignment", Assignment.load(SLUG))
-    monkeypatch.setitem(batch._job, "sandbox", Sandbox.detect("landlock"))
-    status, data = batch._grade("hana", str(submission(tmp_path / "sub")))
+def test_a_full_disk_in_a_batch_is_a_grader_error(full_disk, jobs, tmp_path):
+    assignment = Assignment.load(SLUG)
+    job = batch.JobState(assignment, Sandbox.detect("landlock"), GradingSession(assignment))
+    status, data = batch._grade(job, "hana", str(submission(tmp_path / "sub")))
     assert status == "grader-error" and "No space left on device" in str(data)
 
 

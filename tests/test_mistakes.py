@@ -201,7 +201,7 @@ def test_a_variant_is_graded_once_per_set_of_inputs(assignment, catalogue, monke
     first = checker.grade_variants([variant])[variant.name]
     first.tests.clear()  # the caller's copy: changing it must not change what is reused
     calls = []
-    monkeypatch.setattr(checking, "grade_job", lambda a, box, files: calls.append(files))
+    monkeypatch.setattr(checking, "grade_job", lambda a, context, files: calls.append(files))
     again = Checker(assignment, Sandbox.detect("fallback"), lambda line: None, None, gradings)
     assert again.grade_variants([variant])[variant.name].tests and calls == []
     other = Checker(assignment, Sandbox.detect("plain"), lambda line: None, None, gradings)

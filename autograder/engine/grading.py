@@ -7,6 +7,11 @@ Time is bounded: each call into student code stops after the ``timeout`` in the 
 suite.yaml (say 5 s), and the whole submission gets ``BUDGET_TIMEOUTS`` (6) timeouts' worth
 of waiting, 30 s at 5 s; calls after that fail at once. So even a submission whose every
 function hangs is graded in about 30 s plus a second or two of overhead.
+
+What grading many submissions of one assignment can share (the catalogue, with the variant
+modules it builds, and the hidden suite's loaded tests) lives on a ``GradingSession``, which
+whoever grades many creates and passes down, as pytest keeps its state on ``config.stash``:
+nothing of it outlives the session, and two sessions share nothing.
 """
 
 from __future__ import annotations
@@ -39,14 +44,62 @@ from autograder.sandbox.worker import Worker
 from autograder.standalone.escape import plain as neutralise
 
 
+class GradingSession:
+    """What the gradings of one assignment's submissions share, built on first use: the
+    catalogue of known mistakes (and the variant modules it builds, one per variant), the
+    diagnoser over it, and the hidden suite's test functions for ``losses``.
+
+    The reference module itself is made afresh for each submission (it costs half a
+    millisecond): a suite test that changed the reference's state would otherwise carry it
+    into the next student's grading."""
+
+    def __init__(self, assignment: Assignment) -> None:
+        self.assignment = assignment
+        self._suites: dict[tuple[str, str], types.ModuleType] = {}  # by path and content
+
+    def reference(self) -> types.ModuleType:
+        """A fresh reference module, for one submission."""
+        a = self.assignment
+        return module_from_source(a.reference_source, f"reference {a.slug}")
+
+    @functools.cached_property
+    def catalogue(self) -> Catalogue:
+        return load_catalogue(self.assignment.suite / "mistakes.py")
+
+    @functools.cached_property
+    def diagnoser(self) -> Diagnoser:
+        a = self.assignment
+        return Diagnoser(self.catalogue, a.reference_source, a.returns, a.axes)
+
+    def suite_tests(self, path: Path) -> list[tuple[str, Callable[..., Any]]]:
+        """The test functions of a suite file, in the file's order, loaded once per content."""
+        key = (str(path), path.read_text())
+        if key not in self._suites:
+            with warnings.catch_warnings():  # @points is registered only in a grading session
+                warnings.simplefilter("ignore", pytest.PytestUnknownMarkWarning)
+                module = module_from_source(key[1], f"hidden suite {path.parent.name}")
+            self._suites[key] = module
+        module = self._suites[key]
+        return [(n, f) for n, f in vars(module).items() if n.startswith("test_") and callable(f)]
+
+    def serves(self, assignment: Assignment) -> GradingSession:
+        """This session, after checking that it is ``assignment``'s."""
+        mine = self.assignment
+        if (assignment.slug, assignment.suite) != (mine.slug, mine.suite):
+            raise ValueError(f"a grading session of {mine.slug} cannot grade {assignment.slug}")
+        return self
+
+
 def grade(
     assignment: Assignment,
     submission: Path,
     sandbox: Sandbox | None = None,
+    session: GradingSession | None = None,
     student_tests: bool = True,
 ) -> Result:
     """Grade the files in ``submission`` as they are (``platforms.record`` knows the other
-    layouts a submission comes in, such as nbgrader's notebook).
+    layouts a submission comes in, such as nbgrader's notebook). Without a ``session``, the
+    grading has one of its own.
 
     ``student_tests=False`` leaves out the item that grades the student's own tests, for
     callers that judge only the code (``check`` grading variants of the reference, whose test
@@ -54,13 +107,18 @@ def grade(
     submission = Path(submission)
     if not submission.is_dir():
         raise UsageError(f"no such submission folder: {submission}")
-    result = grade_files(assignment, submission, sandbox or Sandbox.detect(), student_tests)
+    sandbox = sandbox or Sandbox.detect()
+    result = grade_files(assignment, submission, sandbox, session, student_tests)
     result.submission = str(submission)
     return result
 
 
 def grade_files(
-    assignment: Assignment, submission: Path, sandbox: Sandbox, student_tests: bool = True
+    assignment: Assignment,
+    submission: Path,
+    sandbox: Sandbox,
+    session: GradingSession | None = None,
+    student_tests: bool = True,
 ) -> Result:
     start = time.perf_counter()
     result = Result(assignment=assignment.slug, submission=str(submission), sandbox=sandbox.layers)
@@ -70,7 +128,8 @@ def grade_files(
         result.instructor_notes.append("WARNING: weak sandbox: " + "; ".join(sandbox.notes))
     part1, problems = quiz.grade(assignment.key, submission / "answers.yaml")
     result.notices += problems
-    part2 = run_suite(assignment, submission, sandbox, result.notices, student_tests)
+    session = session.serves(assignment) if session else GradingSession(assignment)
+    part2 = run_suite(assignment, submission, sandbox, result.notices, session, student_tests)
     result.tests = part1 + part2
     redact(result)
     result.seconds = time.perf_counter() - start
@@ -106,13 +165,13 @@ def run_suite(
     submission: Path,
     sandbox: Sandbox,
     notices: list[str],
+    session: GradingSession,
     with_student_tests: bool = True,
 ) -> list[TestResult]:
     source = assignment.reference_source
     try:
-        reference = module_from_source(source, f"reference {assignment.slug}")
-        catalogue = load_catalogue(assignment.suite / "mistakes.py")
-        diagnoser = Diagnoser(catalogue, source, assignment.returns, assignment.axes)
+        reference = session.reference()
+        diagnoser = session.diagnoser
     except Exception as error:
         problem = f"{assignment.slug}: the reference or the catalogue fails: {error}"
         raise SuiteError(problem) from error
@@ -143,7 +202,13 @@ def run_suite(
     return [*plugin.results, student_tests.grade(runner, diagnoser.catalogue, reference, source)]
 
 
-def losses(assignment: Assignment, submission: Path, sandbox: Sandbox, function: str) -> list[str]:
+def losses(
+    assignment: Assignment,
+    submission: Path,
+    sandbox: Sandbox,
+    function: str,
+    session: GradingSession | None = None,
+) -> list[str]:
     """The hidden tests that a mutant of ``function`` fails: at most the first one.
 
     The mutant runs as a student's code does, in the same worker and sandbox, and the suite's
@@ -152,11 +217,12 @@ def losses(assignment: Assignment, submission: Path, sandbox: Sandbox, function:
     lost point kills a mutant); nothing is diagnosed; and the tests are called directly rather
     than through a pytest session, whose start-up would cost more than the tests themselves
     (mutation testing runs a hundred of them per assignment). Suite tests take only the
-    ``student``, ``reference`` and ``rng`` fixtures, so nothing of pytest is missed."""
-    source = assignment.reference_source
-    reference = module_from_source(source, f"reference {assignment.slug}")
-    quiet = Diagnoser(Catalogue(), source, assignment.returns)
-    tests = focused(suite_tests(assignment.suite / "test_hidden.py"), assignment, function)
+    ``student``, ``reference`` and ``rng`` fixtures, so nothing of pytest is missed. A
+    ``session`` shared by the mutants of one assignment loads its suite once."""
+    session = session.serves(assignment) if session else GradingSession(assignment)
+    reference = session.reference()
+    quiet = Diagnoser(Catalogue(), assignment.reference_source, assignment.returns)
+    tests = focused(session.suite_tests(assignment.suite / "test_hidden.py"), assignment, function)
     with Worker(submission, assignment.module, sandbox, assignment.timeout) as worker:
         worker.prestart()
         grading = GradingContext(worker=worker, reference=reference, diagnoser=quiet)
@@ -200,19 +266,6 @@ def focused(
 def checked_by(test: Callable[..., Any]) -> str:
     marks = getattr(test, "pytestmark", [])
     return next((str(m.kwargs.get("checks", "")) for m in marks if m.name == "points"), "")
-
-
-@functools.lru_cache(maxsize=8)
-def _suite_module(path: str, content: str) -> types.ModuleType:
-    with warnings.catch_warnings():  # @points is registered only in a grading session
-        warnings.simplefilter("ignore", pytest.PytestUnknownMarkWarning)
-        return module_from_source(content, f"hidden suite {Path(path).parent.name}")
-
-
-def suite_tests(path: Path) -> list[tuple[str, Callable[..., Any]]]:
-    """The test functions of a suite file, in the file's order, loaded once per content."""
-    module = _suite_module(str(path), path.read_text())
-    return [(n, f) for n, f in vars(module).items() if n.startswith("test_") and callable(f)]
 
 
 def incomplete(assignment: Assignment, plugin: GradingPlugin) -> list[str]:

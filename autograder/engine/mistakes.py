@@ -211,24 +211,20 @@ class Catalogue:
 
 
 def load_catalogue(path: Path) -> Catalogue:
-    """The suite's catalogue, loaded once per content: a batch or a check grades many
-    submissions against one catalogue, and the variant modules it builds are kept with it."""
+    """The suite's catalogue, loaded afresh: its variant modules are built, once each, for as
+    long as the caller keeps it (``grading.GradingSession`` keeps one per assignment)."""
     if not path.exists():
         return Catalogue()
-    return _catalogue(str(path.resolve()), path.read_bytes())
-
-
-@functools.lru_cache(maxsize=8)
-def _catalogue(path: str, content: bytes) -> Catalogue:
-    name = f"_mistakes_{Path(path).parent.name}"
-    spec = importlib.util.spec_from_loader(name, loader=None, origin=path)
+    name = f"_mistakes_{path.parent.name}"
+    origin = str(path.resolve())
+    spec = importlib.util.spec_from_loader(name, loader=None, origin=origin)
     assert spec
     module = importlib.util.module_from_spec(spec)
-    module.__file__ = path  # inspect.getsource finds the variants' code through it
-    exec(compile(content, path, "exec"), module.__dict__)
+    module.__file__ = origin  # inspect.getsource finds the variants' code through it
+    exec(compile(path.read_bytes(), origin, "exec"), module.__dict__)
     catalogue = getattr(module, "catalogue", None)
     if not isinstance(catalogue, Catalogue):
-        raise TypeError(f"{path} must define `catalogue = Catalogue()`")
+        raise TypeError(f"{origin} must define `catalogue = Catalogue()`")
     return catalogue
 
 

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from autograder.course.assignment import Assignment
-from autograder.engine.grading import grade_files
+from autograder.engine.grading import GradingSession, grade_files
 from autograder.errors import UsageError
 from autograder.platforms.nbgrader.notebook import extract
 from autograder.result import Result
@@ -29,13 +29,19 @@ def policy(mode: str = "auto", allow_weak: bool = False) -> Sandbox:
     return Sandbox.for_record(mode, allow_weak)
 
 
-def grade_for_record(assignment: Assignment, submission: Path, sandbox: Sandbox) -> Result:
-    """Grade one handed-in folder, in whatever layout it came, in ``sandbox`` (see policy)."""
+def grade_for_record(
+    assignment: Assignment,
+    submission: Path,
+    sandbox: Sandbox,
+    session: GradingSession | None = None,
+) -> Result:
+    """Grade one handed-in folder, in whatever layout it came, in ``sandbox`` (see policy);
+    a route that grades many passes one ``session`` for them all."""
     submission = Path(submission)
     if not submission.is_dir():
         raise UsageError(f"no such submission folder: {submission}")
     with handed_in_files(assignment, submission) as files:
-        result = grade_files(assignment, files, sandbox)
+        result = grade_files(assignment, files, sandbox, session)
     result.submission = str(submission)
     return result
 

@@ -348,7 +348,6 @@ class Sandbox:
 # -- the reaper ---------------------------------------------------------------------------------
 
 SWEEP_ROUNDS = 100
-_LIVE_WORKERS: set[int] = set()  # pids of this process's running workers, all reapers
 
 
 class Reaper:
@@ -358,17 +357,22 @@ class Reaper:
     it changed its session or environment) becomes the grader's own child. A leftover is a
     child of the grader, started after this reaper's first worker, that is not a running
     worker nor the janitor. Under the dedicated uid, every process of that uid is ours too:
-    the uid's lock says no other grader uses it."""
+    the uid's lock says no other grader uses it.
+
+    The running workers are this reaper's own (``live``): a process grades with one sandbox
+    at a time (a batch job, a check, ``nbgrader autograde`` each detect theirs), so no other
+    reaper's worker runs beside them."""
 
     def __init__(self, uid: int | None = None, lock: int | None = None) -> None:
         self.uid = uid
         self.since: int | None = None  # start time (clock ticks) of the first worker
+        self.live: set[int] = set()  # pids of this reaper's running workers
         if lock is not None:
             weakref.finalize(self, os.close, lock)  # the uid is free again when we are gone
 
     def started(self, process: subprocess.Popen, job: Path, held: list[Path]) -> None:
         """A worker started in ``job``, holding ``held`` (its cgroup folders)."""
-        _LIVE_WORKERS.add(process.pid)
+        self.live.add(process.pid)
         if self.since is None:
             self.since = _start_time(process.pid)
         for path in [job, *held]:
@@ -387,7 +391,7 @@ class Reaper:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(process.pid, signal.SIGKILL)
         process.wait()
-        _LIVE_WORKERS.discard(process.pid)
+        self.live.discard(process.pid)
         if not plain:
             self.sweep()
 
@@ -411,7 +415,7 @@ class Reaper:
         """Our leftover children (zombies too: they hold RLIMIT_NPROC slots), and live
         processes of the sandbox uid."""
         me, session, found = os.getpid(), os.getsid(0), []
-        keep = _LIVE_WORKERS | {_janitor().pid}
+        keep = self.live | helper_pids()
         children: dict[int, list[int]] = {}
         for entry in os.scandir("/proc"):
             if not entry.name.isdigit() or int(entry.name) in keep:
@@ -480,7 +484,7 @@ class Janitor:
         self._say(f"-{path}")
 
 
-@functools.cache
+@functools.cache  # one per grader process, by design: it cleans up when that process dies
 def _janitor_of(pid: int) -> Janitor:
     return Janitor()
 
@@ -509,7 +513,7 @@ def _kill_all_of(uid: int) -> None:
     os.waitpid(pid, 0)
 
 
-@functools.cache
+@functools.cache  # a property of this process, set once: every sandbox in it relies on it
 def _become_subreaper() -> bool:
     """Have the grader adopt its workers' orphans (Linux), so that the reaper finds them."""
     try:
@@ -582,7 +586,7 @@ def _allocate_uid() -> tuple[int | None, int | str]:
 # -- detection ----------------------------------------------------------------------------------
 
 
-@functools.cache
+@functools.cache  # which cgroups this machine lets us make is a fact about it, probed once
 def _cgroups_here() -> tuple[Cgroups | None, str]:
     return cgroup_layer.detect()
 
@@ -667,6 +671,8 @@ def _bwrap_base_args() -> list[str]:
     return args + ["--proc", "/proc", "--dev", "/dev"]
 
 
+# Whether bwrap runs here, as root and as a sandbox uid (any of SANDBOX_UIDS answers alike):
+# a fact about the machine, probed once per process, not state of a sandbox.
 _BWRAP_PROBED: dict[bool, tuple[str | None, str]] = {}
 
 

@@ -20,7 +20,7 @@ MS_NOSUID, MS_NODEV = 2, 4
 MNT_DETACH = 2
 
 
-@functools.cache
+@functools.cache  # the C library this process has loaded: one handle serves every call
 def _libc() -> ctypes.CDLL:
     return ctypes.CDLL(None, use_errno=True)
 
@@ -39,7 +39,7 @@ def unmount(folder: Path) -> None:
     _libc().umount2(os.fsencode(folder), MNT_DETACH)
 
 
-@functools.cache
+@functools.cache  # whether this machine lets us mount a tmpfs is a fact about it
 def tmpfs_usable() -> str:
     """ "" when a job folder can be a tmpfs here, or why not (probed once)."""
     if os.geteuid() != 0:

@@ -41,9 +41,11 @@ from rich.progress import Progress as Bar
 
 from autograder import PACKAGE_DIR
 from autograder.course.assignment import Assignment, slugs
+from autograder.engine.grading import GradingSession
 from autograder.errors import SuiteError, UsageError
 from autograder.platforms.record import grade_for_record, policy
 from autograder.result import Result, TestResult, write_json
+from autograder.sandbox.layers import Sandbox
 from autograder.standalone.escape import csv_cell
 from autograder.tree import TreeTooBig, walk_files
 from autograder.workflows import term
@@ -252,13 +254,22 @@ def remove_temporaries(out: Path) -> None:
 
 # -- grading, in long-lived job processes --------------------------------------------------------
 
-_job: dict[str, Any] = {}
 PR_SET_PDEATHSIG = 1
 
 
-def _start_job(assignment: Assignment, sandbox_mode: str) -> None:
-    """Runs once in each job process: keep the assignment, detect this job's own sandbox (its
-    own marker and uid, so one job's sweep never touches another's workers)."""
+@dataclass
+class JobState:
+    """What one job process keeps between submissions: the assignment, this job's own
+    sandbox (its own uid, so one job's sweep never touches another's workers), and the
+    grading session that builds the catalogue's variants once for every submission."""
+
+    assignment: Assignment
+    sandbox: Sandbox
+    session: GradingSession
+
+
+def _start_job(assignment: Assignment, sandbox_mode: str) -> JobState:
+    """Runs once in each job process: keep the assignment, detect this job's own sandbox."""
     # pytest runs once per submission here: skip what costs time on every run and changes no
     # score (plugins found by entry point, warnings about unraisable exceptions, which each
     # run a full garbage collection).
@@ -268,15 +279,16 @@ def _start_job(assignment: Assignment, sandbox_mode: str) -> None:
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))  # unwind: workers are killed on exit
     libc = ctypes.CDLL(None, use_errno=True)
     libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM)  # the batch was killed: stop too
-    _job["assignment"] = assignment
-    _job["sandbox"] = policy(sandbox_mode, allow_weak=True)  # the parent enforced it
+    sandbox = policy(sandbox_mode, allow_weak=True)  # the parent enforced it
+    job = JobState(assignment, sandbox, GradingSession(assignment))
     gc.freeze()  # what is loaded now lives all along; spare the collector from walking it
+    return job
 
 
-def _grade(student: str, folder: str) -> tuple[str, dict[str, Any] | str]:
+def _grade(job: JobState, student: str, folder: str) -> tuple[str, dict[str, Any] | str]:
     """(status, the Result as a dict) or (status, why there is none)."""
     try:
-        result = grade_for_record(_job["assignment"], Path(folder), _job["sandbox"])
+        result = grade_for_record(job.assignment, Path(folder), job.sandbox, job.session)
         return "graded", result.to_dict()
     except SuiteError as error:
         return "suite-error", could_not_run(str(error))
@@ -286,9 +298,9 @@ def _grade(student: str, folder: str) -> tuple[str, dict[str, Any] | str]:
 
 def _job_main(connection: Connection, assignment: Assignment, sandbox_mode: str) -> None:
     """A job process: set up once, then grade what the parent sends until it sends None."""
-    _start_job(assignment, sandbox_mode)
+    job = _start_job(assignment, sandbox_mode)
     while (task := connection.recv()) is not None:
-        connection.send(_grade(*task))
+        connection.send(_grade(job, *task))
 
 
 class Job:

@@ -37,9 +37,10 @@ import subprocess
 import sys
 import tempfile
 import time
+import weakref
 from collections.abc import Callable, Iterable
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
 
@@ -48,7 +49,7 @@ from autograder.course.assignment import Assignment
 from autograder.course.stubs import has_markers
 from autograder.engine import forms
 from autograder.engine import mutants as mutation
-from autograder.engine.grading import grade, losses
+from autograder.engine.grading import GradingSession, grade, losses
 from autograder.engine.mistakes import Variant, load_catalogue
 from autograder.engine.student_tests import STUDENT_TESTS
 from autograder.result import Result, TestResult
@@ -66,6 +67,8 @@ class Checker:
     ) -> None:
         self.assignment, self.sandbox, self.say = assignment, sandbox, say
         self.jobs = jobs or Jobs(sandbox)  # a caller checking many assignments shares one
+        if jobs is None:  # ours: its job processes end with this checker
+            weakref.finalize(self, self.jobs.close)
         # the variants' gradings by the digest of their inputs: a caller that checks again and
         # again (the engine's tests) may share one dict between checkers
         self.gradings: dict[str, Result] = {} if gradings is None else gradings
@@ -78,7 +81,8 @@ class Checker:
             self.failures.append(f"{what}: {detail}" if detail else what)
 
     def grade(self, folder: Path) -> Result:
-        return grade(self.assignment, folder, self.sandbox)
+        a = self.assignment
+        return grade(a, folder, self.sandbox, self.jobs.here.session(a))
 
     def run(self) -> bool:
         a = self.assignment
@@ -344,6 +348,21 @@ class PublicTests:
 PUBLIC_TESTS_TIMEOUT = 300  # seconds
 
 
+@dataclass
+class JobContext:
+    """What one process grades with: its sandbox, and one grading session per assignment (the
+    catalogue and its variant modules, built once for all the jobs of that assignment)."""
+
+    sandbox: Sandbox
+    sessions: dict[tuple[str, str], GradingSession] = field(default_factory=dict)
+
+    def session(self, assignment: Assignment) -> GradingSession:
+        key = (assignment.slug, str(assignment.suite))
+        if key not in self.sessions:
+            self.sessions[key] = GradingSession(assignment)
+        return self.sessions[key]
+
+
 class Jobs:
     """Job processes that grade variants and mutants in parallel, each with a sandbox of its
     own (its own marker and uid), shared by every assignment of one check.
@@ -352,20 +371,21 @@ class Jobs:
     checker's own sandbox: starting job processes would cost more."""
 
     def __init__(self, sandbox: Sandbox, cores: int | None = None) -> None:
-        self.sandbox = sandbox
+        self.here = JobContext(sandbox)
         self.cores = cores or os.cpu_count() or 1
         self.pool: ProcessPoolExecutor | None = None
 
     def start(self) -> None:
         if self.pool is None and self.cores > 1:
             spawn = multiprocessing.get_context("spawn")  # a clean process: no grader state
+            mode = self.here.sandbox.mode
             self.pool = ProcessPoolExecutor(
-                self.cores, mp_context=spawn, initializer=_start, initargs=(self.sandbox.mode,)
+                self.cores, mp_context=spawn, initializer=_start, initargs=(mode,)
             )
 
     def map(self, task: Callable[..., T], assignment: Assignment, items: list) -> list[T]:
         if len(items) < SERIAL_BELOW or self.cores == 1:
-            return [task(assignment, self.sandbox, item) for item in items]
+            return [task(assignment, self.here, item) for item in items]
         self.start()
         assert self.pool is not None
         chunk = max(1, len(items) // (4 * self.cores))
@@ -386,17 +406,18 @@ class Jobs:
 
 T = TypeVar("T")
 SERIAL_BELOW = 8  # jobs: fewer are graded in this process, one after the other
-_job: dict[str, Sandbox] = {}  # a job process's own sandbox (ProcessPool initializer state)
+# A job process's context: a ProcessPool initializer has no other place to leave it.
+_job: dict[str, JobContext] = {}
 
 
 def _start(mode: str) -> None:
     """Runs once per job process."""
-    _job["sandbox"] = Sandbox.detect(mode)
+    _job["context"] = JobContext(Sandbox.detect(mode))
 
 
 def _run(work: tuple[Callable[..., T], Assignment, object]) -> T:
     task, assignment, item = work
-    return task(assignment, _job["sandbox"], item)
+    return task(assignment, _job["context"], item)
 
 
 def written(files: dict[str, str], folder: Path) -> Path:
@@ -405,19 +426,21 @@ def written(files: dict[str, str], folder: Path) -> Path:
     return folder
 
 
-def grade_job(assignment: Assignment, sandbox: Sandbox, files: dict[str, str]) -> Result:
+def grade_job(assignment: Assignment, context: JobContext, files: dict[str, str]) -> Result:
     """A variant's or a form's grading, without the student-tests item (see grade_variants)."""
     with tempfile.TemporaryDirectory() as tmp:
-        return grade(assignment, written(files, Path(tmp)), sandbox, student_tests=False)
+        folder, session = written(files, Path(tmp)), context.session(assignment)
+        return grade(assignment, folder, context.sandbox, session, student_tests=False)
 
 
 def losses_job(
-    assignment: Assignment, sandbox: Sandbox, job: tuple[dict[str, str], str]
+    assignment: Assignment, context: JobContext, job: tuple[dict[str, str], str]
 ) -> list[str]:
     """The tests a mutant of one function fails (at most the first)."""
     files, function = job
     with tempfile.TemporaryDirectory() as tmp:
-        return losses(assignment, written(files, Path(tmp)), sandbox, function)
+        folder, session = written(files, Path(tmp)), context.session(assignment)
+        return losses(assignment, folder, context.sandbox, function, session)
 
 
 def digest(parts: list[tuple[str, str]]) -> str:

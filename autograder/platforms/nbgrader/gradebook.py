@@ -23,7 +23,7 @@ from nbgrader.api import Gradebook, MissingEntry
 from nbgrader.utils import parse_utc
 
 from autograder.course.assignment import Assignment
-from autograder.engine.grading import grade_files
+from autograder.engine.grading import GradingSession, grade_files
 from autograder.errors import UsageError
 from autograder.platforms.nbgrader.kernel import cell_tests, feedback
 from autograder.platforms.nbgrader.notebook import (
@@ -106,12 +106,17 @@ def autograded_notebook(
     return out
 
 
-def grade_notebook(assignment: Assignment, notebook: Path, sandbox: Sandbox) -> Result:
+def grade_notebook(
+    assignment: Assignment,
+    notebook: Path,
+    sandbox: Sandbox,
+    session: GradingSession | None = None,
+) -> Result:
     """The notebook alone is the submission: any other file beside it is ignored."""
     with tempfile.TemporaryDirectory(prefix="nbgrader-") as tmp:
         if notebook.is_file():
             extract(notebook, assignment, Path(tmp))
-        return grade_files(assignment, Path(tmp), sandbox)
+        return grade_files(assignment, Path(tmp), sandbox, session)
 
 
 def autograde(
@@ -130,6 +135,7 @@ def autograde(
         raise UsageError(f"{source_file} not found: run `autograder nbgrader build` first")
     source = json.loads(source_file.read_text())
     sandbox = record_policy(allow_weak=allow_weak)
+    session = GradingSession(assignment)  # the class shares one catalogue, built once
     todo = submissions(course, slug, student)
     results: dict[str, Result] = {}
     with Gradebook(database(course)) as gb, warnings.catch_warnings():
@@ -143,7 +149,7 @@ def autograde(
         for number, notebook in enumerate(todo, start=1):
             student_id = notebook.parent.parent.name
             start = time.perf_counter()
-            result = grade_notebook(assignment, notebook, sandbox)
+            result = grade_notebook(assignment, notebook, sandbox, session)
             results[student_id] = result
             record(gb, course, slug, student_id, notebook, source, result)
             print(

@@ -24,21 +24,40 @@ from autograder.engine.grading import grade
 from autograder.platforms.nbgrader.notebook import ANSWERS, PART1, extract, piece_of
 from autograder.result import Result, TestResult
 
-# One grading per notebook version: the first test cell grades, the others read the result.
-_results: dict[tuple[str, ...], Result] = {}
+
+class KernelGrades:
+    """One grading per notebook version: the first test cell grades, the others read it."""
+
+    def __init__(self) -> None:
+        self.results: dict[tuple[str, ...], Result] = {}
+
+    def graded(self, slug: str, folder: Path) -> Result:
+        notebook = folder / f"{slug}.ipynb"
+        sheet = folder / ANSWERS
+        stamp = tuple(str(p.stat().st_mtime_ns) if p.exists() else "-" for p in (notebook, sheet))
+        key = (slug, str(folder.resolve()), *stamp)
+        if key not in self.results:
+            assignment = Assignment.load(slug)
+            with tempfile.TemporaryDirectory(prefix="nbgrader-") as tmp:
+                extract(notebook, assignment, Path(tmp))
+                self.results[key] = grade(assignment, Path(tmp))
+        return self.results[key]
 
 
-def graded(slug: str, folder: Path) -> Result:
-    notebook = folder / f"{slug}.ipynb"
-    sheet = folder / ANSWERS
-    stamp = tuple(str(p.stat().st_mtime_ns) if p.exists() else "-" for p in (notebook, sheet))
-    key = (slug, str(folder.resolve()), *stamp)
-    if key not in _results:
-        assignment = Assignment.load(slug)
-        with tempfile.TemporaryDirectory(prefix="nbgrader-") as tmp:
-            extract(notebook, assignment, Path(tmp))
-            _results[key] = grade(assignment, Path(tmp))
-    return _results[key]
+def kernel_grades() -> KernelGrades:
+    """This kernel's gradings, kept on IPython's shell: the test cells share nothing else, and
+    the shell is the kernel's own session object (as pytest keeps its state on
+    ``config.stash``). Outside a kernel, every call grades afresh."""
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        return KernelGrades()
+    shell = get_ipython()
+    if shell is None:
+        return KernelGrades()
+    if not isinstance(getattr(shell, "autograder_grades", None), KernelGrades):
+        shell.autograder_grades = KernelGrades()
+    return shell.autograder_grades
 
 
 def cell_tests(result: Result, piece: str) -> list[TestResult]:
@@ -75,7 +94,7 @@ def check(slug: str, checks: str) -> float:
     try:
         with contextlib.redirect_stderr(quiet), warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            result = graded(slug, Path.cwd())
+            result = kernel_grades().graded(slug, Path.cwd())
     except Exception as error:
         print(f"This cell could not be graded ({type(error).__name__}: {error}); 0 points.")
         return 0.0

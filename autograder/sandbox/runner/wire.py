@@ -50,13 +50,18 @@ def encode(value: Any, blobs: list[bytes], objects: Objects | None = None) -> di
 class Objects:
     """A table of objects that the other side holds by number: in the worker, a student's
     objects the grader uses ("handle"); in the grader, the objects it lends to a student's
-    test ("remote")."""
+    test ("remote").
+
+    The worker's table also knows its ``channel`` to the grader, the (requests, replies)
+    descriptors: the objects the grader lends (``Remote``) call back through it. One table is
+    made per worker process and passed to what needs it; this module keeps no state."""
 
     LIMIT = 1000
 
-    def __init__(self, tag: str = "handle") -> None:
+    def __init__(self, tag: str = "handle", channel: tuple[int, int] | None = None) -> None:
         self.tag = tag
         self.table: dict[int, Any] = {}
+        self.channel = channel
 
     def keep(self, value: Any) -> dict:
         number = next((n for n, kept in self.table.items() if kept is value), None)
@@ -145,7 +150,7 @@ def decode(
         if tag == "handle" and not in_worker:
             return Handle(number, type_name)
         if tag == "remote" and in_worker:
-            return Remote(number, type_name)
+            return Remote(number, type_name, objects)
         return Unsupported(type_name)
     raise WireError("unknown value tag")
 
@@ -175,8 +180,6 @@ class Handle(Unsupported):
 
 # -- objects the grader lends to a student's test ---------------------------------------------
 
-CHANNEL: tuple[int, int] | None = None  # the worker's (requests, replies) descriptors
-OBJECTS: Objects | None = None  # the worker's own table, for its objects sent in a callback
 METHOD = object()  # what reading a method of a lent object gives, before it is called
 
 
@@ -184,50 +187,60 @@ class Remote:
     """In the worker: an object of the grader's, such as an instructor's implementation of a
     class that a student's test receives. Every use is a callback: the grader runs it and
     answers with plain data, so nothing of the object (its code, its module, its files)
-    is ever in the worker. Calling a lent class makes an instance, which is lent too."""
+    is ever in the worker. Calling a lent class makes an instance, which is lent too.
+
+    ``objects`` is the worker's table, whose channel the callbacks go through; the grader
+    makes one without (to send it), which cannot call back."""
 
     tag = "remote"
 
-    def __init__(self, number: int, type_name: str) -> None:
+    def __init__(self, number: int, type_name: str, objects: Objects | None = None) -> None:
         object.__setattr__(self, "number", number)
         object.__setattr__(self, "type_name", type_name)
+        object.__setattr__(self, "_objects", objects)
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith("_"):
             raise AttributeError(name)
-        value = callback("get", self, name)
+        value = callback(self._objects, "get", self, name)
         if value is not METHOD:
             return value
-        return lambda *args, **kwargs: callback("call", self, name, args, kwargs)
+        return lambda *args, **kwargs: callback(self._objects, "call", self, name, args, kwargs)
 
     def __setattr__(self, name: str, value: Any) -> None:
-        callback("set", self, name, (value,))
+        callback(self._objects, "set", self, name, (value,))
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        return callback("call", self, None, args, kwargs)
+        return callback(self._objects, "call", self, None, args, kwargs)
 
     def __len__(self) -> int:
-        return callback("call", self, "__len__")
+        return callback(self._objects, "call", self, "__len__")
 
     def __repr__(self) -> str:
         return f"<{self.type_name}>"
 
 
 def callback(
-    op: str, target: Remote, name: str | None, args: tuple = (), kwargs: Any = None
+    objects: Objects | None,
+    op: str,
+    target: Remote,
+    name: str | None,
+    args: tuple = (),
+    kwargs: Any = None,
 ) -> Any:
-    """Ask the grader to act on one of its objects, wait for its answer, and return it (or
-    raise the built-in exception the grader's code raised)."""
-    if CHANNEL is None:
+    """Ask the grader, over the channel of the worker's table ``objects``, to act on one of
+    its objects; wait for its answer, and return it (or raise the built-in exception the
+    grader's code raised)."""
+    if objects is None or objects.channel is None:
         raise RuntimeError("no grader to call back")
-    requests, replies = CHANNEL
+    requests, replies = objects.channel
     blobs: list[bytes] = []
     header = {
         "callback": op,
         "target": target.number,
         "name": name,
-        "args": encode(tuple(args), blobs, OBJECTS),
-        "kwargs": encode(sorted((kwargs or {}).items()), blobs, OBJECTS),
+        "args": encode(tuple(args), blobs, objects),
+        "kwargs": encode(sorted((kwargs or {}).items()), blobs, objects),
     }
     send(replies, header, blobs)
     answer, answer_blobs = receive(requests)
@@ -238,7 +251,7 @@ def callback(
         raise kind(str(error.get("message", ""))[:MAX_STRING])
     if answer.get("method"):
         return METHOD
-    return decode(answer.get("result"), answer_blobs, objects=OBJECTS)
+    return decode(answer.get("result"), answer_blobs, objects=objects)
 
 
 def load_npy(data: bytes | memoryview) -> np.ndarray:

@@ -142,9 +142,6 @@ def array_shapes(names):
     return found
 
 
-CALLED: set[str] = set()  # the student's own functions and methods run during the current request
-
-
 def perform(module, header, args, kwargs, objects, out_blobs):
     """One request: call a function of the module, or, on an object the grader holds
     (``target``), call a method, read an attribute (``get``) or set one (``set``)."""
@@ -199,16 +196,18 @@ def main():
     sys.path.insert(0, submission)
 
     module, import_error = None, None
+    called: set[str] = set()  # the student's own functions and methods run by this request
     try:
         module = __import__(module_name)
-        calls.record(module, CALLED)
+        calls.record(module, called)
     except BaseException as error:  # SystemExit and KeyboardInterrupt too: report, not die
         import_error = describe(error, submission)
     ready = {"ready": True, "import_error": import_error, "output": take_output(capture)}
     wire.send(replies, dict(ready, landlock=applied))
 
-    objects = wire.Objects()  # the student's objects that the grader holds handles to
-    wire.CHANNEL, wire.OBJECTS = (requests, replies), objects  # for objects the grader lends
+    # the student's objects that the grader holds handles to, and the channel that the
+    # objects the grader lends call back through
+    objects = wire.Objects(channel=(requests, replies))
     while True:
         try:
             header, blobs = wire.receive(requests)
@@ -218,7 +217,7 @@ def main():
         kwargs = wire.decode(header["kwargs"], blobs, objects=objects)
         start = time.perf_counter()
         out_blobs = []
-        CALLED.clear()
+        called.clear()
         if module is None:
             reply = {"error": import_error, "import": True}
         else:
@@ -227,7 +226,7 @@ def main():
             except BaseException as error:
                 out_blobs = []
                 reply = {"error": describe(error, submission)}
-        reply["called"] = sorted(CALLED)
+        reply["called"] = sorted(called)
         reply["seq"] = header.get("seq", 0)
         reply["seconds"] = time.perf_counter() - start
         reply["output"] = take_output(capture)
