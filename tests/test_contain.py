@@ -30,6 +30,8 @@ from test_tree import LEVELS, nested
 
 from autograder.cli import main
 from autograder.course.assignment import Assignment
+from autograder.engine import diagnosis
+from autograder.engine.budget import Budget, OverBudget
 from autograder.engine.grading import grade
 from autograder.errors import GraderFault
 from autograder.sandbox import runtime as runtime_module
@@ -564,3 +566,64 @@ def test_doctor_reports_the_runtime_and_names_the_command_that_fixes_the_uid(
     assert main(["doctor", "--sandbox", "fallback"]) == 0
     printed = capsys.readouterr().out
     assert "[ok] uid" in printed and f"runtime: a copy in {uid_runtime()}" in printed
+
+
+# -- the budget of a replay on a student's values -----------------------------------------------
+
+
+def test_a_replay_budget_stops_memory_and_time_and_not_the_worker_s_wait():
+    with pytest.raises(OverBudget, match="more than 64 MiB"), Budget(memory=64 << 20).running():
+        np.ones((12000, 12000))  # 1.1 GB
+    began = time.monotonic()
+    with pytest.raises(OverBudget, match="CPU time"), Budget(seconds=0.2).running():
+        while time.monotonic() - began < 30:
+            pass
+    assert time.monotonic() - began < 5
+    budget = Budget(memory=64 << 20, seconds=0.2)
+    with budget.running(), budget.paused():  # the worker's part: neither time nor memory counts
+        np.ones((12000, 1000)).sum()
+        spin = time.process_time()
+        while time.process_time() - spin < 0.4:
+            pass
+    assert np.ones((4000, 4000)).nbytes == 4000 * 4000 * 8  # the grader's own limits are back
+
+
+# The budget lets each stretch of a replay between two calls into the worker add 128 MiB of
+# address space; measured under pytest, grading huge_heads with the shape check off grows the
+# grader by about 270 MiB (100 MiB outside pytest), against 3.4 GB and 114 s without a budget.
+REPLAY_BOUND = 512 << 20
+
+
+def resident(field: str = "VmRSS") -> int:
+    """This process's resident memory now (VmRSS, which also restarts the peak) or its peak
+    since (VmHWM), in bytes, from /proc."""
+    if field == "VmRSS":
+        try:
+            Path("/proc/self/clear_refs").write_text("5")  # VmHWM starts again from here
+        except OSError:
+            pytest.skip("the peak resident memory cannot be reset here")
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1]) << 10
+    pytest.skip(f"no {field} in /proc/self/status")
+
+
+def test_a_replay_over_budget_names_no_cause_and_the_grading_goes_on(
+    assignment, jobs, tmp_path, monkeypatch, caplog
+):
+    """As if the shape check let a (3, 12000, 43) split through: the replay would build
+    12000 x 12000 scores per head (3.4 GB, 114 s); the budget stops it at once."""
+    monkeypatch.setattr(diagnosis, "_within", lambda got, want: True)
+    box = Sandbox.detect("landlock")
+    grade(assignment, submission(tmp_path / "honest"), box)  # the first grading's imports
+    folder = submission(tmp_path / "sub", "huge_heads")
+    before = resident()  # not tracemalloc: NumPy traces an allocation even when it fails
+    began = time.monotonic()
+    result = grade(assignment, folder, box)
+    peak = resident("VmHWM") - before
+    assert peak < REPLAY_BOUND, f"the grader's resident memory grew by {peak >> 20} MiB"
+    assert time.monotonic() - began < 60
+    assert "went over its budget" in caplog.text
+    tests = {t.id: t for t in result.part("part2")}
+    assert all(t.score == 0 for t in tests.values() if t.checks == "split_heads")
+    assert all(t.passed for t in tests.values() if t.checks in ("causal_mask", "merge_heads"))
