@@ -8,6 +8,7 @@ import os
 import sys
 import textwrap
 from pathlib import Path
+from typing import Any
 
 from autograder import report
 from autograder.course.assignment import Assignment, slugs
@@ -15,6 +16,7 @@ from autograder.errors import GraderFault, SuiteError, UsageError
 from autograder.platforms import classroom50, gradescope
 from autograder.platforms.record import grade_for_record
 from autograder.result import write_json
+from autograder.sandbox import runtime
 from autograder.sandbox.layers import MODES, STRONG_MEANS, WEAK_MEANS, Sandbox
 from autograder.sandbox.worker import BUDGET_TIMEOUTS
 from autograder.workflows import (
@@ -149,6 +151,7 @@ def cmd_doctor(args: argparse.Namespace) -> int:
         f"{limits.file_size >> 20} MiB files, {limits.open_files} open files, "
         f"{limits.processes} processes"
     )
+    print(f"runtime: {box.runtime.summary}")
     print(f"landlock: {box.landlock_summary()}")
     print(f"cgroup: {box.cgroups.summary if box.cgroups else 'none'}")
     print(
@@ -161,6 +164,23 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     else:
         print(box.strength)
     print(f"A sandbox is {STRONG_MEANS}; it is {WEAK_MEANS}.")
+    return 0
+
+
+def cmd_sandbox(args: argparse.Namespace) -> int:
+    """``sandbox runtime``: copy Python and NumPy where the sandbox uid can read them."""
+    if args.to is None and os.geteuid() != 0:
+        raise UsageError(
+            f"{runtime.RUNTIME_DIR} is for a grader running as root (the dedicated uid needs "
+            "root); pass --to DIR to make a runtime elsewhere"
+        )
+    made = runtime.install(Path(args.to) if args.to else runtime.RUNTIME_DIR)
+    print(
+        f"copied {made.files} files ({made.bytes >> 20} MiB) into {made.folder} "
+        f"in {made.seconds:.1f} s; checked: {runtime.copied_runtime(made.folder).summary}"
+    )
+    if args.to and Path(args.to).resolve() != runtime.default_folder().resolve():
+        print(f"the sandbox uses it when {runtime.RUNTIME_VARIABLE}={made.folder} is set")
     return 0
 
 
@@ -378,6 +398,12 @@ def add_allow_mixed_option(p: argparse.ArgumentParser) -> None:
     )
 
 
+def add_actions(sub: Any, name: str, help: str, description: str) -> Any:
+    """A command whose work is chosen by an ACTION word (``nbgrader build``)."""
+    p = sub.add_parser(name, help=help, description=description)
+    return p.add_subparsers(dest="action", required=True, metavar="ACTION")
+
+
 def parser() -> argparse.ArgumentParser:
     top = argparse.ArgumentParser(
         prog="autograder",
@@ -496,13 +522,13 @@ def parser() -> argparse.ArgumentParser:
     add_course_option(p)
     p.set_defaults(run=cmd_export)
 
-    p = sub.add_parser(
+    nb = add_actions(
+        sub,
         "nbgrader",
-        help="build an nbgrader course; autograde it in the sandbox",
-        description="Release and grade through nbgrader: `build` writes the course from our "
-        "sources, `autograde` grades submissions in the sandbox into nbgrader's gradebook.",
+        "build an nbgrader course; autograde it in the sandbox",
+        "Release and grade through nbgrader: `build` writes the course from our sources, "
+        "`autograde` grades submissions in the sandbox into nbgrader's gradebook.",
     )
-    nb = p.add_subparsers(dest="action", required=True, metavar="ACTION")
     q = nb.add_parser(
         "build",
         help="write nbgrader_config.py and source/<slug>/ for each assignment",
@@ -536,6 +562,29 @@ def parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--sandbox", choices=MODES, default="auto", help="the mode to examine")
     p.set_defaults(run=cmd_doctor)
+
+    actions = add_actions(
+        sub,
+        "sandbox",
+        "prepare this machine's sandbox (a Python the dedicated uid can run)",
+        "Prepare what the sandbox needs on this machine; `doctor` says what is missing.",
+    )
+    q = actions.add_parser(
+        "runtime",
+        help=f"copy Python and NumPy into {runtime.RUNTIME_DIR} for the dedicated uid",
+        description="Copy the grader's interpreter (and its shared libpython), the standard "
+        "library without tests, IDLE and Tk, and NumPy into a root-owned, world-readable "
+        f"folder (default {runtime.RUNTIME_DIR}), replacing an older copy. The worker runs "
+        "this copy whenever its Python and NumPy versions are the grader's, so the dedicated "
+        "uid works even where Python lives under a home folder others cannot enter. Run it "
+        "again after upgrading Python or NumPy.",
+    )
+    q.add_argument(
+        "--to",
+        metavar="DIR",
+        help=f"where to make it (the sandbox looks there when {runtime.RUNTIME_VARIABLE}=DIR)",
+    )
+    q.set_defaults(run=cmd_sandbox)
 
     p = sub.add_parser(
         "collect",

@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import dataclasses
 import errno
+import itertools
 import json
 import os
 import shutil
+import stat
 import subprocess
 import sys
 import tempfile
@@ -23,13 +25,16 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hostile import SANDBOXES, SLUG, submission
+from hostile import SANDBOXES, SLUG, submission, uid_runtime, uid_sandbox
 from test_tree import LEVELS, nested
 
 from autograder.cli import main
 from autograder.course.assignment import Assignment
+from autograder.engine import diagnosis
+from autograder.engine.budget import Budget, OverBudget
 from autograder.engine.grading import GradingSession, grade
 from autograder.errors import GraderFault
+from autograder.sandbox import runtime as runtime_module
 from autograder.sandbox import scratch
 from autograder.sandbox import worker as worker_module
 from autograder.sandbox.layers import Sandbox
@@ -435,3 +440,208 @@ def test_when_the_grader_is_killed_the_janitor_empties_the_workers_cgroup(box, t
             break
         time.sleep(0.01)
     assert groups == [], "the worker's cgroup outlived its grader"
+
+
+# -- the dedicated uid, running a copied runtime ------------------------------------------------
+
+
+@pytest.fixture
+def uid_jobs(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """Job folders the sandbox uid can enter (not under pytest's 0700 folders, where the
+    module's batches put TMPDIR); none may be left there afterwards."""
+    folder = Path(tempfile.mkdtemp(prefix="autograder-uid-jobs-", dir="/var/tmp"))
+    os.chmod(folder, 0o755)
+    monkeypatch.setattr(tempfile, "tempdir", str(folder))
+    yield folder
+    left = list(folder.iterdir())
+    remove_tree(folder)
+    assert left == []
+
+
+def processes_of(uid: int) -> list[int]:
+    """Live processes of ``uid``, read from /proc (not through the reaper)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and entry.stat().st_uid == uid:
+                state = (entry / "stat").read_bytes().rsplit(b")", 1)[1].split()[0]
+                if state not in (b"Z", b"X"):
+                    found.append(int(entry.name))
+        except OSError:
+            continue
+    return found
+
+
+def test_without_a_cgroup_rlimit_nproc_binds_and_the_uid_is_emptied(uid_jobs, tmp_path):
+    box = without_cgroups(uid_sandbox())
+    assert box.uid is not None and box.runtime.copy == uid_runtime()
+    with Worker(submission(tmp_path / "sub", "nproc_count"), "attention", box, timeout=10) as w:
+        (started, why), _ = w.call("causal_mask", 4)
+        assert why == "EAGAIN" and 0 < started < box.limits.processes
+        assert len(processes_of(box.uid)) > started // 2  # the sleepers are still there
+    assert processes_of(box.uid) == []
+
+
+def test_the_whole_sandbox_runs_the_copied_runtime_as_the_uid(assignment, uid_jobs, tmp_path):
+    box = uid_sandbox("auto")
+    result = grade(assignment, submission(tmp_path / "sub"), box)
+    assert result.score == 100 and "uid" in result.sandbox
+    assert box.runtime.copy == uid_runtime()
+    assert box.runtime.python.startswith(str(box.runtime.copy))
+    assert ("namespaces" in box.layers) == bool(box.bwrap) and "landlock" in box.layers
+
+
+FAKE_PYTHON = """#!/bin/sh
+echo '{"python": %s, "prefix": "%s", "numpy": "%s", "numpy_file": "%s/site/numpy/x.py"}'
+"""
+
+
+@pytest.fixture
+def fake_runtime() -> Iterator[Path]:
+    """A runtime folder others may enter, whose interpreter is a script that says what it is."""
+    top = Path(tempfile.mkdtemp(prefix="autograder-fake-runtime-", dir="/var/tmp"))
+    os.chmod(top, 0o755)
+    yield top / "runtime"
+    shutil.rmtree(top)
+
+
+def fake(folder: Path, python: list[int], numpy: str, prefix: Path | None = None) -> Path:
+    (folder / "bin").mkdir(parents=True, exist_ok=True)
+    script = folder / "bin" / Path(os.path.realpath(sys.executable)).name
+    script.write_text(FAKE_PYTHON % (python, prefix or folder, numpy, folder))
+    script.chmod(0o755)
+    manifest = folder / "runtime.json"
+    manifest.write_text(json.dumps({"python": python}))
+    stamp = time.time_ns() + next(STAMPS)  # each fake is a new manifest: checked afresh
+    os.utime(manifest, ns=(stamp, stamp))
+    for path in (folder, folder / "bin"):
+        path.chmod(0o755)
+    return folder
+
+
+STAMPS = itertools.count(1)
+
+
+def test_a_runtime_that_is_not_the_graders_is_not_used(fake_runtime):
+    mine = list(sys.version_info[:3])
+    newer = [*mine[:2], mine[2] + 1]
+    cases = [
+        ((newer, np.__version__), "it has Python"),
+        ((mine, "1.0.0"), "it has NumPy 1.0.0"),
+        ((mine, np.__version__, Path("/opt/elsewhere")), "not from the copy"),
+    ]
+    for made, why in cases:
+        found, note = runtime_module.find(fake(fake_runtime, *made))
+        assert found.copy is None and why in note and "autograder sandbox runtime" in note
+    folder = fake(fake_runtime, mine, np.__version__)
+    assert runtime_module.find(folder)[0].copy == folder  # the same versions: used
+    box = Sandbox.detect("fallback", runtime=fake(fake_runtime, newer, np.__version__))
+    assert box.runtime.copy is None and any("is not used: it has Python" in n for n in box.notes)
+
+
+def test_a_runtime_others_may_write_is_never_run(fake_runtime):
+    folder = fake(fake_runtime, list(sys.version_info[:3]), np.__version__)
+    folder.chmod(0o777)
+    found, note = runtime_module.find(folder)
+    assert found.copy is None and "may be written by other users" in note
+
+
+def test_the_runtime_command_copies_and_checks_it(fake_runtime, capsys):
+    assert main(["sandbox", "runtime", "--to", str(fake_runtime)]) == 0
+    printed = capsys.readouterr().out
+    assert f"into {fake_runtime}" in printed and f"AUTOGRADER_RUNTIME={fake_runtime}" in printed
+    assert f"NumPy {np.__version__}" in printed
+    stdlib = next((fake_runtime / "lib").glob("python3*"))
+    assert (stdlib / "os.py").is_file() and (stdlib / "json").is_dir()
+    assert not any((stdlib / name).exists() for name in ("test", "idlelib", "tkinter"))
+    assert not (stdlib / "site-packages").exists()
+    assert (fake_runtime / "site" / "numpy" / "__init__.py").is_file()
+    assert stat.S_IMODE(fake_runtime.stat().st_mode) == 0o755
+    assert runtime_module.find(fake_runtime)[0].copy == fake_runtime
+
+
+def test_the_runtime_command_refuses_a_folder_others_cannot_enter(tmp_path, capsys):
+    closed = tmp_path / "closed"
+    closed.mkdir(mode=0o700)
+    assert main(["sandbox", "runtime", "--to", str(closed / "runtime")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "cannot be entered by others" in err
+    assert not (closed / "runtime").exists()
+
+
+def test_doctor_reports_the_runtime_and_names_the_command_that_fixes_the_uid(
+    capsys, monkeypatch, tmp_path
+):
+    monkeypatch.setenv("AUTOGRADER_RUNTIME", str(tmp_path / "none"))
+    assert main(["doctor", "--sandbox", "fallback"]) == 0
+    printed = capsys.readouterr().out
+    assert "runtime: the grader's own: Python" in printed
+    if "[--] uid" in printed and "cannot be entered by other users" in printed:
+        assert "run `autograder sandbox runtime`" in printed
+    if os.geteuid() != 0:
+        return
+    monkeypatch.setenv("AUTOGRADER_RUNTIME", str(uid_runtime()))
+    assert main(["doctor", "--sandbox", "fallback"]) == 0
+    printed = capsys.readouterr().out
+    assert "[ok] uid" in printed and f"runtime: a copy in {uid_runtime()}" in printed
+
+
+# -- the budget of a replay on a student's values -----------------------------------------------
+
+
+def test_a_replay_budget_stops_memory_and_time_and_not_the_worker_s_wait():
+    with pytest.raises(OverBudget, match="more than 64 MiB"), Budget(memory=64 << 20).running():
+        np.ones((12000, 12000))  # 1.1 GB
+    began = time.monotonic()
+    with pytest.raises(OverBudget, match="CPU time"), Budget(seconds=0.2).running():
+        while time.monotonic() - began < 30:
+            pass
+    assert time.monotonic() - began < 5
+    budget = Budget(memory=64 << 20, seconds=0.2)
+    with budget.running(), budget.paused():  # the worker's part: neither time nor memory counts
+        np.ones((12000, 1000)).sum()
+        spin = time.process_time()
+        while time.process_time() - spin < 0.4:
+            pass
+    assert np.ones((4000, 4000)).nbytes == 4000 * 4000 * 8  # the grader's own limits are back
+
+
+# The budget lets each stretch of a replay between two calls into the worker add 128 MiB of
+# address space; measured under pytest, grading huge_heads with the shape check off grows the
+# grader by about 270 MiB (100 MiB outside pytest), against 3.4 GB and 114 s without a budget.
+REPLAY_BOUND = 512 << 20
+
+
+def resident(field: str = "VmRSS") -> int:
+    """This process's resident memory now (VmRSS, which also restarts the peak) or its peak
+    since (VmHWM), in bytes, from /proc."""
+    if field == "VmRSS":
+        try:
+            Path("/proc/self/clear_refs").write_text("5")  # VmHWM starts again from here
+        except OSError:
+            pytest.skip("the peak resident memory cannot be reset here")
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1]) << 10
+    pytest.skip(f"no {field} in /proc/self/status")
+
+
+def test_a_replay_over_budget_names_no_cause_and_the_grading_goes_on(
+    assignment, jobs, tmp_path, monkeypatch, caplog
+):
+    """As if the shape check let a (3, 12000, 43) split through: the replay would build
+    12000 x 12000 scores per head (3.4 GB, 114 s); the budget stops it at once."""
+    monkeypatch.setattr(diagnosis, "_within", lambda got, want: True)
+    box = Sandbox.detect("landlock")
+    grade(assignment, submission(tmp_path / "honest"), box)  # the first grading's imports
+    folder = submission(tmp_path / "sub", "huge_heads")
+    before = resident()  # not tracemalloc: NumPy traces an allocation even when it fails
+    began = time.monotonic()
+    result = grade(assignment, folder, box)
+    peak = resident("VmHWM") - before
+    assert peak < REPLAY_BOUND, f"the grader's resident memory grew by {peak >> 20} MiB"
+    assert time.monotonic() - began < 60
+    assert "went over its budget" in caplog.text
+    tests = {t.id: t for t in result.part("part2")}
+    assert all(t.score == 0 for t in tests.values() if t.checks == "split_heads")
+    assert all(t.passed for t in tests.values() if t.checks in ("causal_mask", "merge_heads"))

@@ -164,7 +164,9 @@ def test_usage_errors_exit_non_zero_with_one_line(argv, words, capsys):
     assert words in err and len(err.splitlines()) == 1
 
 
-@pytest.mark.parametrize("command", [[], ["grade"], ["check"], ["generate"], ["doctor"]])
+@pytest.mark.parametrize(
+    "command", [[], ["grade"], ["check"], ["generate"], ["doctor"], ["sandbox", "runtime"]]
+)
 def test_every_command_has_help(command):
     done = subprocess.run(
         [sys.executable, "-m", "autograder", *command, "--help"], capture_output=True, text=True

@@ -20,6 +20,7 @@ from autograder.engine.grading import grade
 from autograder.errors import UsageError
 from autograder.report import summary
 from autograder.sandbox import layers as sandbox_module
+from autograder.sandbox import runtime
 from autograder.sandbox.layers import SECRET_NAME, THREAD_VARS, Limits, Sandbox
 from autograder.sandbox.worker import Worker
 
@@ -113,13 +114,21 @@ def bwrap_runs_here() -> bool:
 
 
 def another_uid_can_start_python() -> bool:
+    """The grader's Python, or the copy made by `autograder sandbox runtime`, if there is one."""
     if os.geteuid() != 0:
         return False
-    try:
-        done = subprocess.run([sys.executable, "-c", "pass"], user=65534, capture_output=True)
-    except PermissionError:  # the interpreter cannot even be reached
-        return False
-    return done.returncode == 0
+    copy = runtime.default_folder()
+    starts = [[sys.executable, "-c", "pass"]]
+    starts += [[str(python), "-I", "-S", "-c", ""] for python in copy.glob("bin/python3*")]
+    for argv in starts:
+        env = {"LD_LIBRARY_PATH": str(copy / "lib")}
+        try:
+            done = subprocess.run(argv, user=65534, capture_output=True, env=env)
+        except PermissionError:  # the interpreter cannot even be reached
+            continue
+        if done.returncode == 0:
+            return True
+    return False
 
 
 def test_doctor_agrees_with_facts_established_independently(capsys):

@@ -167,6 +167,8 @@ ALLOWED = {
     ("sandbox/layers.py", "_cgroups_here"): "which cgroups this machine lets the grader make",
     ("sandbox/layers.py", "_become_subreaper"): "a property of the process, set once",
     ("sandbox/layers.py", "_janitor_of"): "one janitor per process: it cleans up when it dies",
+    ("sandbox/runtime.py", "grader_runtime"): "where this process's Python and NumPy live",
+    ("sandbox/runtime.py", "_check"): "whether a runtime copy, at one manifest version, is sound",
     ("sandbox/scratch.py", "_libc"): "the C library this process has loaded",
     ("sandbox/scratch.py", "tmpfs_usable"): "whether this machine lets the grader mount a tmpfs",
     # a ProcessPool initializer can leave its process's state nowhere else

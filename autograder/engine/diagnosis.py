@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import inspect
 import itertools
+import logging
 import tracemalloc
 import types
 import warnings
@@ -23,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from autograder.engine import context, numpy_errors
+from autograder.engine.budget import Budget, OverBudget
 from autograder.engine.compare import (
     ATOL,
     RTOL,
@@ -36,6 +38,8 @@ from autograder.engine.mistakes import Diagnoser, Variant, module_from_source
 from autograder.engine.shapes import shape_of_error, wrong_order
 from autograder.sandbox.worker import StudentProblem, StudentRaised
 from autograder.text import listed
+
+LOG = logging.getLogger("autograder.diagnosis")
 
 
 class Feedback(AssertionError):
@@ -395,32 +399,42 @@ def at_fault(ctx: context.GradingContext, call: Call, same: Callable[[Any], bool
     calls): a student's function with its own code, which never calls X, is never blamed on X.
     The replay runs the reference in this process; only the student's functions run in the
     worker, through the usual proxy. A function is named when swapping it alone in
-    reproduces the failure; when no single one does, all together are tried."""
+    reproduces the failure; when no single one does, all together are tried. Each replay
+    with the student's functions in runs under a time and memory budget (engine/budget.py);
+    one over it names no cause for this call, and says so in the grader's log."""
     callees = [name for name in ctx.diagnoser.callees(call.function) if name in call.called]
     if not callees:
         return []
+    budget = Budget()
 
     def reproduces(used: list[str]) -> bool:
         source = ctx.diagnoser.reference_source
         module = module_from_source(source, "reference, mixed") if used else ctx.reference
         student = context.Student(ctx)
         for name in used:
-            setattr(module, name, bounded(getattr(student, name), getattr(ctx.reference, name)))
+            mine = getattr(student, name)
+            setattr(module, name, bounded(mine, getattr(ctx.reference, name), budget))
         try:
-            with warnings.catch_warnings(), np.errstate(all="ignore"):
+            with budget.running(), warnings.catch_warnings(), np.errstate(all="ignore"):
                 warnings.simplefilter("ignore")
                 replayed = pick(
                     getattr(module, call.function)(*call.args, **call.kwargs), call.path
                 )
+        except OverBudget:
+            raise
         except StudentProblem as problem:
             return same(problem)
         except Exception as error:  # the reference's code, on what the student's returned
             return same(error)
         return same(replayed)
 
-    if reproduces([]) or not reproduces(callees):
-        return []  # the reference alone fails so too, or the student's own code differs
-    alone = [name for name in callees if reproduces([name])]
+    try:
+        if reproduces([]) or not reproduces(callees):
+            return []  # the reference alone fails so too, or the student's own code differs
+        alone = [name for name in callees if reproduces([name])]
+    except OverBudget as over:
+        LOG.warning("replaying %s went over its budget (%s): no cause named", call.function, over)
+        return []
     return alone or callees
 
 
@@ -428,15 +442,19 @@ class Oversized(Exception):
     """A student's value too big for the reference to be replayed on in the grader."""
 
 
-def bounded(student: Callable[..., Any], reference: Callable[..., Any]) -> Callable[..., Any]:
+def bounded(
+    student: Callable[..., Any], reference: Callable[..., Any], budget: Budget
+) -> Callable[..., Any]:
     """``student``, whose every array is checked against what ``reference`` returns for the
     same call before the replay goes on with it: the replay runs the reference in the grader,
     so an array larger than the reference's (in size, or along any axis) could cost it any
     time or memory (a (3, 12000, 43) split gives 12000 x 12000 scores). A reshuffle of the
-    reference's axes (a missing transpose) still passes, so it can still be blamed."""
+    reference's axes (a missing transpose) still passes, so it can still be blamed. The call
+    into the worker is outside the ``budget``: the worker's own limits bound it."""
 
     def call(*args: Any, **kwargs: Any) -> Any:
-        got = student(*args, **kwargs)
+        with budget.paused():
+            got = student(*args, **kwargs)
         want = reference(*args, **kwargs)  # trusted code on the replay's own (trusted) inputs
         if not _within(got, want):
             raise Oversized("the value is larger than the reference's for the same call")

@@ -10,7 +10,8 @@ Layers, weakest first:
 - ``uid``: when the grader runs as root, the worker runs as a dedicated unprivileged uid, which
   cannot write the grader's files and makes ``RLIMIT_NPROC`` bite. Each grader holds a lock on
   its uid (see ``_allocate_uid``), so concurrent graders never share one. Needs the Python
-  interpreter to be reachable by other users; ``doctor`` says when it is not.
+  interpreter to be reachable by other users: the grader's own, or a copy made with
+  ``autograder sandbox runtime`` (``autograder/sandbox/runtime.py``); ``doctor`` says which.
 - ``landlock``: the worker restricts itself, before importing the student's module, to reading
   the interpreter, NumPy and its own runner, reading its copy of the submission and writing
   only its scratch folder; TCP, signals out of the sandbox and abstract sockets are denied as
@@ -54,14 +55,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from autograder import PACKAGE_DIR, tree
 from autograder.errors import UsageError
 from autograder.sandbox import cgroups as cgroup_layer
+from autograder.sandbox import runtime as runtime_module
 from autograder.sandbox import scratch
 from autograder.sandbox.cgroups import Cgroups, GroupLimits, WorkerGroup
 from autograder.sandbox.runner import landlock
+from autograder.sandbox.runtime import Runtime, grader_runtime
 from autograder.tree import remove_tree
 
 MODES = ("auto", "landlock", "fallback", "plain")
@@ -119,9 +120,15 @@ class Sandbox:
     cgroups: Cgroups | None = None  # a cgroup per worker, when one can be made here
     tmpfs: bool = False  # each job folder is its own size-limited tmpfs
     reaper: Reaper = field(default_factory=lambda: Reaper())
+    runtime: Runtime = field(default_factory=grader_runtime)  # the worker's Python and NumPy
 
     @classmethod
-    def detect(cls, mode: str = "auto", limits: Limits | None = None) -> Sandbox:
+    def detect(
+        cls, mode: str = "auto", limits: Limits | None = None, runtime: Path | None = None
+    ) -> Sandbox:
+        """The sandbox this machine offers in ``mode``; the worker runs the runtime copied
+        into ``runtime`` (default: $AUTOGRADER_RUNTIME or /var/lib/autograder/runtime) when
+        it is there and matches the grader's Python and NumPy."""
         if mode not in MODES:
             raise ValueError(f"unknown sandbox mode {mode!r}; choose from {', '.join(MODES)}")
         box = cls(mode=mode, limits=limits or Limits())
@@ -129,7 +136,10 @@ class Sandbox:
         if mode == "plain":
             box.notes.append("sandbox mode 'plain' asked for: a bare subprocess, no confinement")
             return box
-        why = _uid_layer_blocked()
+        box.runtime, why = runtime_module.find(runtime)
+        if why:
+            box.notes.append(why)
+        why = _uid_layer_blocked(box.runtime)
         if not why:
             uid, lock = _allocate_uid()
             if uid is None:
@@ -148,7 +158,7 @@ class Sandbox:
         if mode == "landlock":
             box.notes.append("sandbox mode 'landlock' asked for: bubblewrap hidden")
             return box
-        bwrap, why = _bwrap_usable(box.uid)
+        bwrap, why = _bwrap_usable(box.uid, box.runtime)
         box.bwrap = bwrap
         if not bwrap:
             box.notes.append(f"no namespaces: {why}")
@@ -243,11 +253,11 @@ class Sandbox:
     def command(self, runner: Path, submission: Path, tmp: Path, module: str) -> list[str]:
         """The argv that starts a worker for ``module`` in the ``submission`` copy."""
         seen = self.paths(runner, submission, tmp)
-        python = [sys.executable, "-I", "-S", f"{seen.runner}/worker_main.py"]
-        args = [seen.submission, module, f"{seen.scratch}/output.txt", NUMPY_SITE]
+        python = [self.runtime.python, "-I", "-S", f"{seen.runner}/worker_main.py"]
+        args = [seen.submission, module, f"{seen.scratch}/output.txt", self.runtime.numpy_site]
         if not self.bwrap:
             return python + args
-        argv = [self.bwrap, *_bwrap_base_args()]
+        argv = [self.bwrap, *_bwrap_base_args(self.runtime)]
         argv += ["--ro-bind", str(runner), "/runner", "--bind", str(submission), "/sub"]
         argv += ["--chdir", "/sub", "--"]  # scratch: bwrap's own /tmp, in memory
         return argv + python + args
@@ -258,7 +268,7 @@ class Sandbox:
             return None
         seen = self.paths(runner, submission, tmp)
         read_exec: list[str] = []
-        for root in _system_paths() + _python_paths(for_landlock=True):
+        for root in _system_paths() + list(self.runtime.landlock_folders):
             read_exec += _beneath_except(Path(root), [GRADER])
         return {
             "read_exec": [seen.runner, *read_exec],
@@ -274,6 +284,8 @@ class Sandbox:
         env.update(dict.fromkeys(THREAD_VARS, "1"))
         env["PYTHONDONTWRITEBYTECODE"] = "1"
         env["PYTHONHASHSEED"] = "0"
+        if self.runtime.library_path:  # a copied shared libpython, ahead of its RUNPATH
+            env["LD_LIBRARY_PATH"] = self.runtime.library_path
         for name in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"):  # keeps old OpenBLAS correct
             if name in os.environ:
                 env[name] = os.environ[name]
@@ -591,22 +603,6 @@ def _cgroups_here() -> tuple[Cgroups | None, str]:
     return cgroup_layer.detect()
 
 
-NUMPY_SITE = str(Path(np.__file__).resolve().parent.parent)  # the folder NumPy is imported from
-
-
-def _python_paths(for_landlock: bool = False) -> list[str]:
-    """Folders the worker's Python needs to see: its prefixes and NumPy (with bwrap, NumPy's
-    whole site folder; with Landlock, only NumPy's own folders, which are allowed by rule)."""
-    numpy_dir = Path(np.__file__).resolve().parent
-    if for_landlock:
-        numpy_paths = {str(numpy_dir), str(numpy_dir.parent / "numpy.libs")}
-    else:
-        numpy_paths = {str(numpy_dir.parent)}
-    paths = {sys.prefix, sys.base_prefix, sys.exec_prefix, *numpy_paths}
-    paths.add(str(Path(sys.executable).resolve().parent.parent))
-    return sorted(p for p in paths if not p.startswith("/usr/") and os.path.isdir(p))
-
-
 def _system_paths() -> list[str]:
     found = ["/usr", "/etc/alternatives", "/etc/ld.so.cache"]
     return found + [f"/{name}" for name in ("lib", "lib64", "lib32", "bin", "sbin")]
@@ -635,22 +631,23 @@ def _reachable_by_others(path: str) -> tuple[bool, str]:
     return True, ""
 
 
-def _uid_layer_blocked() -> str:
+def _uid_layer_blocked(runtime: Runtime) -> str:
     """Why the dedicated uid cannot be used here, or "" if it can."""
     if os.geteuid() != 0:
         return "the grader is not running as root"
-    for path in _python_paths():
+    for path in runtime.folders:
         ok, folder = _reachable_by_others(path)
         if not ok:
             return (
                 f"Python lives in {path}, and {folder} cannot be entered by other users, so a "
-                "sandbox uid could not start it; install Python where other users can reach it "
+                f"sandbox uid could not start it; run `{runtime_module.COMMAND}` to copy Python "
+                f"and NumPy into {runtime_module.RUNTIME_DIR}, where it can "
                 "(autograder never changes permissions outside the project)"
             )
     return ""
 
 
-def _bwrap_base_args() -> list[str]:
+def _bwrap_base_args(runtime: Runtime) -> list[str]:
     args = ["--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL"]
     args += ["--hostname", "sandbox", "--ro-bind", "/usr", "/usr"]
     # /tmp first: the binds below may live under it (a virtual environment in /tmp) and
@@ -664,22 +661,24 @@ def _bwrap_base_args() -> list[str]:
     for path in ("/etc/alternatives", "/etc/ld.so.cache"):
         if os.path.exists(path):
             args += ["--ro-bind", path, path]
-    for path in _python_paths():
+    for path in runtime.folders:
         args += ["--ro-bind", path, path]
-    if any(GRADER.is_relative_to(p) for p in _python_paths()):
+    if any(GRADER.is_relative_to(p) for p in runtime.folders):
         args += ["--tmpfs", str(GRADER)]  # an installed grader would show its suites
     return args + ["--proc", "/proc", "--dev", "/dev"]
 
 
-# Whether bwrap runs here, as root and as a sandbox uid (any of SANDBOX_UIDS answers alike):
-# a fact about the machine, probed once per process, not state of a sandbox.
-_BWRAP_PROBED: dict[bool, tuple[str | None, str]] = {}
+# Whether bwrap runs here, as root and as a sandbox uid (any of SANDBOX_UIDS answers alike),
+# with each Python runtime: a fact about the machine, probed once per process, not state of a
+# sandbox.
+_BWRAP_PROBED: dict[tuple[bool, str], tuple[str | None, str]] = {}
 
 
-def _bwrap_usable(uid: int | None) -> tuple[str | None, str]:
+def _bwrap_usable(uid: int | None, runtime: Runtime) -> tuple[str | None, str]:
     """Whether bwrap runs NumPy here (as the sandbox uid, if there is one); probed once."""
-    if (uid is None) in _BWRAP_PROBED:
-        return _BWRAP_PROBED[uid is None]
+    key = (uid is None, runtime.python)
+    if key in _BWRAP_PROBED:
+        return _BWRAP_PROBED[key]
     path = shutil.which("bwrap")
     if not path:
         found: tuple[str | None, str] = (
@@ -687,13 +686,15 @@ def _bwrap_usable(uid: int | None) -> tuple[str | None, str]:
             "bubblewrap is not installed (Debian/Ubuntu: apt-get install bubblewrap)",
         )
     else:
-        found = _probe_bwrap(path, Sandbox(mode="auto", uid=uid))
-    _BWRAP_PROBED[uid is None] = found
+        found = _probe_bwrap(path, Sandbox(mode="auto", uid=uid, runtime=runtime))
+    _BWRAP_PROBED[key] = found
     return found
 
 
 def _probe_bwrap(path: str, box: Sandbox) -> tuple[str | None, str]:
-    probe = [path, *_bwrap_base_args(), "--", sys.executable, "-I", "-c", "import numpy"]
+    runtime = box.runtime
+    load = f"import sys; sys.path.append({runtime.numpy_site!r}); import numpy"
+    probe = [path, *_bwrap_base_args(runtime), "--", runtime.python, "-I", "-S", "-c", load]
     try:
         done = subprocess.run(
             probe,
