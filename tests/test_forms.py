@@ -290,3 +290,34 @@ def test_the_kv_cache_reference_as_lists_gets_full_marks_on_part_2(tmp_path):
     result = grade(a, tmp_path, Sandbox.detect("fallback"))
     lost = [t.id for t in result.part("part2") if not t.passed]
     assert not lost and result.part("part2")
+
+
+READS_SUITE = '''
+import numpy as np
+
+from autograder.suite import check, points
+
+
+@points(10, checks="Log.add")
+def test_add(student):
+    """add(x) adds the rows of x"""
+    log = student.Log()
+    log.add(np.ones((2, 2)))
+    log.add(np.ones((1, 2)))
+    check(np.array_equal({read}, [3.0, 3.0]), "wrong rows")
+'''
+
+
+@pytest.mark.parametrize(
+    ("read", "fails"), [("log.total()", False), ("log.rows.sum(axis=0)", True)]
+)
+def test_check_names_a_test_that_reads_storage_the_handout_does_not_promise(tmp_path, read, fails):
+    suite = READS_SUITE.format(read=read)
+    assignment = tiny_assignment(
+        tmp_path, LOG.format(grow=CONCATENATE), suite, "functions: [Log.add, Log.total]\n"
+    )
+    (assignment.starter / "README.md").write_text("``log.total()`` sums every row added.\n")
+    failed = failed_forms(assignment)
+    assert list(failed) == (["state as lists gets full marks"] if fails else [])
+    if fails:
+        assert "test_add (" in failed["state as lists gets full marks"]
