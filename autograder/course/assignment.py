@@ -164,6 +164,13 @@ class Assignment:
         return self.root / "reference" / self.slug
 
     @property
+    def handout(self) -> str:
+        """The README students get ("" while there is none): what it promises is all a test
+        may rely on."""
+        path = self.starter / "README.md"
+        return path.read_text() if path.is_file() else ""
+
+    @property
     def module_file(self) -> str:
         return f"{self.module}.py"
 

@@ -224,6 +224,7 @@ class Checker:
         """The forms the engine makes from the reference (engine/forms.py) get full marks."""
         a = self.assignment
         made = forms.read_only_state(a.reference_source, a.settable)
+        made += forms.state_as_lists(a.reference_source, a.handout, a.settable)
         if a.float32:
             made += forms.in_float32(a.reference_source)
         files = [self.reference_files | {a.module_file: form.source} for form in made]
