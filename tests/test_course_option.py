@@ -16,6 +16,7 @@ SLUG = "masks-and-heads"
 # diff and passback read only batch folders; formative, regrade, propose and similarity load
 # the assignment
 WITHOUT_COURSE = {"doctor", "collect", "merge", "report", "publish", "diff", "passback"}
+WITHOUT_COURSE |= {"sandbox runtime"}  # copies this machine's Python and NumPy
 
 
 def commands(top: argparse.ArgumentParser, prefix: str = "") -> dict[str, argparse.ArgumentParser]:
