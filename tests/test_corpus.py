@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from autograder.course.assignment import Assignment
-from autograder.engine.grading import grade
+from autograder.engine.grading import GradingSession, grade
 from autograder.result import Result
 from autograder.sandbox.layers import Sandbox
 
@@ -43,8 +43,10 @@ def graded(slug: str, kind: str) -> dict[str, Result]:
     a student's own tests (a fresh worker for each implementation it lends them) says nothing
     of whether the suite catches the mistake in the code, and would cost most of the time."""
     assignment, box = Assignment.load(slug), Sandbox.detect()
-    whole = kind == "correct"
-    return {f.name: grade(assignment, f, box, student_tests=whole) for f in folders(slug, kind)}
+    session, whole = GradingSession(assignment), kind == "correct"
+    return {
+        f.name: grade(assignment, f, box, session, student_tests=whole) for f in folders(slug, kind)
+    }
 
 
 def part2(result: Result) -> tuple[float, float]:
