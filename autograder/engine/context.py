@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from autograder.engine.memo import Memo
 from autograder.engine.mistakes import Diagnoser
 from autograder.sandbox.runner import wire
 from autograder.sandbox.worker import CALLABLE, StudentBadOutput, Worker
@@ -146,6 +147,7 @@ class GradingContext:
     reference: types.ModuleType
     diagnoser: Diagnoser
     log: TestLog = field(default_factory=TestLog)
+    memo: Memo | None = None  # the session's remembered reference answers (engine/memo.py)
     # Inside testing.measure_memory(): each call's (Call, value, peak bytes) is appended here.
     measured: list[tuple[Call, Any, int]] | None = None
 
@@ -217,16 +219,19 @@ class SuiteFault(Exception):
 class Reference:
     """The reference module as hidden tests see it: when it raises, the suite is broken."""
 
-    def __init__(self, module: types.ModuleType) -> None:
-        self._module = module
+    def __init__(self, module: types.ModuleType, memo: Memo | None = None) -> None:
+        self._module, self._memo = module, memo
 
     def __getattr__(self, name: str) -> Any:
         value = getattr(self._module, name)
         if not callable(value):
             return value
+        memo = self._memo if isinstance(value, types.FunctionType) else None
 
         def trusted(*args: Any, **kwargs: Any) -> Any:
             try:
+                if memo is not None:  # the same answer as last submission's, computed once
+                    return memo.call(name, value, args, kwargs)
                 return value(*args, **kwargs)
             except Exception as error:
                 raise SuiteFault(

@@ -35,6 +35,7 @@ import pytest
 from autograder.course.assignment import Assignment
 from autograder.engine import context, quiz, student_tests
 from autograder.engine.context import GradingContext, Reference, Student, TestLog
+from autograder.engine.memo import Memo
 from autograder.engine.mistakes import Catalogue, Diagnoser, load_catalogue, module_from_source
 from autograder.engine.plugin import GradingPlugin, rng_for, trusted_fault
 from autograder.errors import GraderFault, SuiteError, UsageError
@@ -51,11 +52,13 @@ class GradingSession:
 
     The reference module itself is made afresh for each submission (it costs half a
     millisecond): a suite test that changed the reference's state would otherwise carry it
-    into the next student's grading."""
+    into the next student's grading. Its functions' answers on plain values are remembered
+    (``memo``, engine/memo.py): every submission's tests ask the same questions."""
 
     def __init__(self, assignment: Assignment) -> None:
         self.assignment = assignment
         self._suites: dict[tuple[str, str], types.ModuleType] = {}  # by path and content
+        self.memo = Memo()
 
     def reference(self) -> types.ModuleType:
         """A fresh reference module, for one submission."""
@@ -184,7 +187,9 @@ def run_suite(
     with Worker(submission, assignment.module, sandbox, assignment.timeout) as worker:
         worker.prestart()
         plugin = GradingPlugin(
-            GradingContext(worker=worker, reference=reference, diagnoser=diagnoser)
+            GradingContext(
+                worker=worker, reference=reference, diagnoser=diagnoser, memo=session.memo
+            )
         )
         printed = run_pytest(assignment.suite / "test_hidden.py", plugin)
     if plugin.faults:  # before the suite's problems: a fault leaves tests unrecorded
@@ -225,7 +230,9 @@ def losses(
     tests = focused(session.suite_tests(assignment.suite / "test_hidden.py"), assignment, function)
     with Worker(submission, assignment.module, sandbox, assignment.timeout) as worker:
         worker.prestart()
-        grading = GradingContext(worker=worker, reference=reference, diagnoser=quiet)
+        grading = GradingContext(
+            worker=worker, reference=reference, diagnoser=quiet, memo=session.memo
+        )
         for name, test in tests:
             if not passes(grading, name, test):
                 return [name]
@@ -236,7 +243,7 @@ def passes(grading: GradingContext, name: str, test: Callable[..., Any]) -> bool
     grading.log = TestLog()
     fixtures = {
         "student": lambda: Student(grading),
-        "reference": lambda: Reference(grading.reference),
+        "reference": lambda: Reference(grading.reference, grading.memo),
         "rng": lambda: rng_for(name),
     }
     wanted = inspect.signature(test).parameters

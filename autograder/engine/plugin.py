@@ -50,7 +50,8 @@ class GradingPlugin:
 
     @pytest.fixture
     def reference(self, request: pytest.FixtureRequest) -> Any:
-        return Reference(request.config.stash[GRADING].reference)
+        grading = request.config.stash[GRADING]
+        return Reference(grading.reference, grading.memo)
 
     @pytest.fixture
     def rng(self, request: pytest.FixtureRequest) -> np.random.Generator:
