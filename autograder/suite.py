@@ -44,6 +44,7 @@ from autograder.engine.diagnosis import (
     last_call,
     mib,
     names_of,
+    refused,
 )
 from autograder.engine.mistakes import Catalogue
 from autograder.sandbox.worker import StudentRaised
@@ -115,11 +116,17 @@ def expect_structure(got: Any, want: Any) -> None:
         raise failure(got, f"{described(got)}: {found}", want, values=False)
 
 
-def check(condition: Any, message: str, about: Any = None) -> None:
-    """A behavioural probe: fail with ``message`` (and a diagnosis of ``about``) unless true."""
+def check(condition: Any, message: str, about: Any = None, cause: str = "") -> None:
+    """A behavioural probe: fail with ``message`` (and a diagnosis of ``about``) unless true.
+
+    ``cause`` is the likely cause in one line, for a probe whose failure says it already
+    (only one thing makes it fail); a catalogued mistake or a generic cause that the
+    diagnosis of ``about`` finds comes first."""
     __tracebackhide__ = True  # pytest: the failure is the test's line, not this one
     if not bool(condition):
-        raise failure(about, message) if about is not None else Feedback(message)
+        if about is not None:
+            raise failure(about, message, cause=cause)
+        raise Feedback(message, cause=cause)
 
 
 def parts(got: Any, *names: str) -> tuple:
@@ -143,13 +150,48 @@ def raises(type_name: str) -> Iterator[None]:
     except StudentRaised as raised:
         if raised.is_a(type_name):
             return
-        raise Feedback(f"expected {type_name}, but {raised}") from None
+        raise Feedback(
+            f"expected {type_name}, but {raised}", cause=wrong_error(raised, type_name)
+        ) from None
     got, call = last_call()
     if call is None or call is before:
         raise Feedback(f"expected {type_name} to be raised, but nothing was raised.")
+    mistakes = diagnose_no_raise(got, call, type_name)
     raise Feedback(
         f"{call.describe(show)} returned {kind_of(got)} instead of raising {type_name}.",
-        diagnose_no_raise(got, call, type_name),
+        mistakes,
+        cause="" if mistakes else missing_check(call, type_name),
+    )
+
+
+def wrong_error(raised: StudentRaised, type_name: str) -> str:
+    """Why the student's code raised the wrong type, when its own statement did: a ``raise``
+    of another type, or an ``assert``."""
+    line = raised.line.lstrip()
+    if line.startswith("assert"):
+        return (
+            f"an assert raises AssertionError, not {type_name} (and python -O skips it "
+            f"altogether): test the condition with if, and raise {type_name}"
+        )
+    if line.startswith("raise"):
+        return (
+            f"your check raises {raised.type_name} where the handout promises {type_name}: "
+            f"raise {type_name} instead"
+        )
+    return ""
+
+
+def missing_check(call: Call, type_name: str) -> str:
+    """The cause of a call that returned where the reference raises ``type_name``: a check
+    missing (or letting this input through), said with the reference's own words for it."""
+    error = refused(call)
+    if error is None or type_name not in (c.__name__ for c in type(error).__mro__):
+        return ""
+    said = str(error).strip()
+    rule = f" (the handout's rule: {said[:150]})" if said else ""
+    return (
+        f"a check is missing, or lets this input through: it should be refused with "
+        f"{type_name}{rule}"
     )
 
 

@@ -313,6 +313,33 @@ def test_returning_where_an_error_was_expected_is_diagnosed(student):
     assert named(error) == ["positive-unchecked"]
 
 
+def test_a_missing_check_is_said_with_the_references_own_words():
+    not_catalogued = as_student("positive-unchecked", Catalogue())
+    with not_catalogued as student, pytest.raises(Feedback) as error, raises("ValueError"):
+        student.positive(X)
+    assert error.value.cause == (
+        "a check is missing, or lets this input through: it should be refused with ValueError "
+        "(the handout's rule: negative entries)"
+    )
+
+
+@pytest.mark.parametrize("student", ["triple"], indirect=True)
+def test_a_probe_states_its_own_cause_unless_a_mistake_is_named(student):
+    got = student.double(X)
+    with pytest.raises(Feedback) as error:
+        check(False, "not doubled.", about=got, cause="the own cause")
+    assert named(error) == ["triple", "times-three"] and error.value.cause != "the own cause"
+    with pytest.raises(Feedback) as error:
+        check(False, "not doubled.", cause="the own cause")
+    assert error.value.cause == "the own cause"
+    assert str(error.value) == "not doubled.\n\nLikely cause: the own cause."
+
+
+def test_a_variant_that_gives_none_matches_only_none():
+    assert not matches(np.ones(2), None) and not matches(None, np.ones(2))
+    assert matches(None, None)
+
+
 @pytest.mark.parametrize("student", ["triple"], indirect=True)
 def test_the_expected_error_passes(student):
     with raises("ValueError"):
@@ -377,6 +404,12 @@ def test_each_case_of_an_entry_is_named_by_itself(student):
 W = np.arange(1.0, 25.0).reshape(4, 6) / 7
 
 
+def SOFT(scores):  # noqa: N802 (a constant-like helper of the table below)
+    """Softmax over the last axis, with a causal-like pattern of zeros."""
+    e = np.exp(scores) * (np.arange(6)[None, :] <= np.arange(4)[:, None] + 1)
+    return e / e.sum(axis=-1, keepdims=True)
+
+
 @pytest.mark.parametrize(
     ("got", "want", "words"),
     [
@@ -393,6 +426,10 @@ W = np.arange(1.0, 25.0).reshape(4, 6) / 7
         (np.zeros_like(W), W, "every value of your result is 0"),
         (np.where(np.arange(4)[:, None] < 2, 0, W), W, "rows 0, 1 of your result are all zeros"),
         (~np.eye(3, dtype=bool), np.eye(3, dtype=bool), "every True should be False"),
+        (np.tri(4, k=-1, dtype=bool), np.tri(4, dtype=bool), "only on the main diagonal"),
+        (np.tri(4, k=1, dtype=bool), np.tri(4, dtype=bool), "diagonal 1 place right of the"),
+        (W, np.zeros_like(W), "every expected value is 0 and yours are not"),
+        (SOFT(W / 8), SOFT(W / np.sqrt(8)), "softmax of the expected scores times 0.354"),
     ],
 )
 def test_a_generic_error_shape_is_said_in_plain_words(got, want, words):
@@ -403,6 +440,11 @@ def test_no_shape_is_claimed_for_a_value_that_merely_looks_alike():
     noisy = W * 0.354 + np.random.default_rng(0).normal(scale=1e-3, size=W.shape)
     assert shape_of_error(noisy, W) is None
     assert shape_of_error(W, W.T.T + 1e-3 * np.eye(4, 6)) is None
+    two_diagonals = np.tri(4, k=1, dtype=bool) & np.tri(4, k=-1, dtype=bool).T
+    assert shape_of_error(two_diagonals, np.tri(4, dtype=bool)) is None
+    scores = np.random.default_rng(1).normal(size=(4, 6))
+    almost = SOFT(scores / 8 + 1e-3 * np.random.default_rng(2).normal(size=(4, 6)))
+    assert shape_of_error(almost, SOFT(scores / np.sqrt(8))) is None
 
 
 # -- end to end, through `autograder grade --json` ------------------------------------------

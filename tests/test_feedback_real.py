@@ -298,3 +298,154 @@ def test_no_error_shape_says_anything_internal():
     assert all(texts), texts  # each array shows its shape
     for text in texts:
         assert not INTERNAL.search(text), text
+
+
+# -- generic causes, read from the student's own values (issue 18) ----------------------------
+
+CSA, KV = "causal-self-attention", "kv-cache-and-gqa"
+
+
+def causes_of(result, function: str) -> list[str]:
+    return [t.cause for t in result.tests if t.checks == function and not t.passed]
+
+
+GENERIC_CAUSES = {
+    "two attributes exchanged": (
+        CSA,
+        [
+            ("k = (x @ self.W_k)", "k = (x @ self.W_q)"),
+            ("q = (x @ self.W_q)", "q = (x @ self.W_k)"),
+        ],
+        "CausalSelfAttention.attention_weights",
+        "the expected one with W_q and W_k exchanged",
+    ),
+    "an attribute transposed": (
+        CSA,
+        [("reshape(B, T, C) @ self.W_o + self.b_o", "reshape(B, T, C) @ self.W_o.T + self.b_o")],
+        "CausalSelfAttention.forward",
+        "the expected one with W_o transposed",
+    ),
+    "attributes copied in __init__": (
+        CSA,
+        [
+            (
+                "        self.b_o = np.zeros(n_embed)\n",
+                "        self.b_o = np.zeros(n_embed)\n        self._w_q = self.W_q\n",
+            ),
+            ("q = (x @ self.W_q)", "q = (x @ self._w_q)"),
+        ],
+        "CausalSelfAttention.attention_weights",
+        "ignores the W_q assigned to it after it was built",
+    ),
+    "the scale applied twice": (
+        CSA,
+        [("k.transpose(0, 1, 3, 2) / np.sqrt(d_head)", "k.transpose(0, 1, 3, 2) / d_head")],
+        "CausalSelfAttention.attention_weights",
+        "the softmax of the expected scores times 0.354 (1/sqrt(8))",
+    ),
+    "a mask without its diagonal": (
+        CSA,
+        [("dtype=bool))\n", "dtype=bool), k=-1)\n")],
+        "CausalSelfAttention.__init__",
+        "differs only on the main diagonal (each position with itself)",
+    ),
+    "a bias that does not start at zero": (
+        CSA,
+        [("self.b_o = np.zeros(n_embed)", "self.b_o = np.full(n_embed, 0.1)")],
+        "CausalSelfAttention.__init__",
+        "every expected value is 0 and yours are not",
+    ),
+    "an unstable softmax": (
+        CSA,
+        [("np.exp(scores - scores.max(axis=-1, keepdims=True))", "np.exp(scores)")],
+        "CausalSelfAttention.attention_weights",
+        "the softmax overflows on large scores",
+    ),
+    "a check that raises the wrong type": (
+        CSA,
+        [('raise ValueError(f"x must be', 'raise TypeError(f"x must be')],
+        "CausalSelfAttention.attention_weights",
+        "your check raises TypeError where the handout promises ValueError",
+    ),
+    "a check that is too strict": (
+        CSA,
+        [("if T > self.context_length:", "if T >= self.context_length:")],
+        "CausalSelfAttention.forward",
+        "your own check raises ValueError for an input the handout accepts",
+    ),
+    "an assert for a check": (
+        KV,
+        [
+            (
+                '        raise ValueError("n_head must divide C, and n_kv_head must divide '
+                'n_head")\n',
+                "        pass\n",
+            ),
+            (
+                "    if n_head % n_kv_head or C % n_head:\n",
+                "    assert n_head % n_kv_head == 0\n    if False:\n",
+            ),
+        ],
+        "grouped_query_attention",
+        "an assert raises AssertionError, not ValueError",
+    ),
+    "an argument transposed": (
+        KV,
+        [
+            (
+                "    return out.transpose(1, 0, 2).reshape(T, C) @ Wo\n",
+                "    return out.transpose(1, 0, 2).reshape(T, C) @ Wo.T\n",
+            )
+        ],
+        "grouped_query_attention",
+        "the expected one with Wo transposed",
+    ),
+    "an argument ignored": (
+        KV,
+        [
+            (
+                "    if causal:\n        scores = np.where(causal_mask(T, T)",
+                "    if True:\n        scores = np.where(causal_mask(T, T)",
+            )
+        ],
+        "grouped_query_attention",
+        "what the default causal=True gives, not causal=False",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(GENERIC_CAUSES))
+def test_a_generic_cause_is_named_from_the_students_own_values(graded, case):
+    slug, changes, function, words = GENERIC_CAUSES[case]
+    result = graded(slug, edited(slug, *changes))
+    said = causes_of(result, function)
+    assert any(words in cause for cause in said), said
+
+
+def test_a_step_that_never_stores_is_not_blamed_on_append(graded):
+    """The step's outputs are what an append that overwrites gives too, but the cache the
+    student's step leaves is not: only the step's own mistake is named."""
+    no_append = (
+        "    cache.append(k, v)\n    n_rep = n_head // n_kv_head\n"
+        "    keys, values = repeat_kv(cache.keys, n_rep), repeat_kv(cache.values, n_rep)\n",
+        "    n_rep = n_head // n_kv_head\n"
+        "    if cache.keys is not None:\n"
+        "        k = np.concatenate([cache.keys, k], axis=1)\n"
+        "        v = np.concatenate([cache.values, v], axis=1)\n"
+        "    keys, values = repeat_kv(k, n_rep), repeat_kv(v, n_rep)\n",
+    )
+    mask = ("causal_mask(t, len(cache))", "causal_mask(t, k.shape[1])")
+    result = graded(KV, edited(KV, no_append, mask))
+    said = causes_of(result, "decode_step")
+    assert said and all("append replaces the cache" not in c for c in said), said
+    assert any("never stored in the cache" in c for c in said), said
+
+
+def test_a_wrong_length_of_the_cache_is_not_blamed_on_the_functions_decode_calls(graded):
+    heads = (
+        "        return 0 if self.keys is None else self.keys.shape[1]",
+        "        return 0 if self.keys is None else self.keys.shape[0]",
+    )
+    result = graded(KV, edited(KV, heads))
+    said = causes_of(result, "decode_step")
+    assert said and not any("fix th" in c for c in said), said

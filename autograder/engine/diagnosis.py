@@ -15,6 +15,7 @@ import contextlib
 import inspect
 import itertools
 import logging
+import sys
 import tracemalloc
 import types
 import warnings
@@ -33,7 +34,7 @@ from autograder.engine.compare import (
     structure_problem,
     value_name,
 )
-from autograder.engine.context import Call
+from autograder.engine.context import Call, RemoteObject
 from autograder.engine.mistakes import Diagnoser, Variant, module_from_source
 from autograder.engine.shapes import shape_of_error, wrong_order
 from autograder.sandbox.worker import StudentProblem, StudentRaised
@@ -102,9 +103,34 @@ def giving(ctx: context.GradingContext, call: Call, got: Any) -> list[tuple[Vari
             candidate = replay(ctx, ctx.diagnoser.module(variant), call)
         except Exception:
             continue  # this mistake fails loudly on this input: nothing to match
-        if matches(got, candidate):
+        if matches(got, candidate) and leaves_same_state(ctx, ctx.diagnoser.module(variant), call):
             found.append((variant, candidate))
     return found
+
+
+def leaves_same_state(ctx: context.GradingContext, module: types.ModuleType, call: Call) -> bool:
+    """Whether ``module``, replaying every call that touched the student's objects passed to
+    ``call`` (a cache given to a step, say), leaves them as the student's code did: each
+    public attribute of the object ``module`` builds, against the same attribute read from
+    the student's object. A mistake that gives the same value but leaves other state (a step
+    that never stores what it should, where the mistake stores it wrongly) is not theirs."""
+    objects = [a for a in (*call.args, *call.kwargs.values()) if isinstance(a, RemoteObject)]
+    for obj in objects:
+        try:
+            with quiet():
+                mine = rebuild(ctx, module, obj, sys.maxsize, 1, {})
+        except Exception:
+            return False
+        for name, value in vars(mine).items():
+            if name.startswith("_"):
+                continue
+            try:
+                theirs, _ = ctx.worker.request(name, (), {}, obj._handle, "get")
+            except Exception:
+                return False
+            if not matches(theirs, value):
+                return False
+    return True
 
 
 def replay(
@@ -241,10 +267,12 @@ def failure(
     rtol: float = RTOL,
     atol: float = ATOL,
     values: bool = True,
+    cause: str = "",
 ) -> Feedback:
     """The feedback on a wrong ``got``: when the student's code that returned it is wrong only
     through another of their functions, that function is named instead; otherwise the
-    catalogued mistakes it matches, and how it differs from ``want`` in plain words."""
+    catalogued mistakes it matches, and how it differs from ``want`` in plain words, or else
+    ``cause``, the check's own words for what is wrong."""
     ctx = context.current()
     call = ctx.log.origin(got) if ctx else None
     if ctx is not None and call is not None:
@@ -259,7 +287,7 @@ def failure(
         feedback = Feedback(detail, mistakes)
     else:
         found = variation(ctx, call, got) if ctx is not None and call is not None else None
-        feedback = Feedback(detail, cause=found or shape or "")
+        feedback = Feedback(detail, cause=found or shape or cause)
     feedback.shape = shape or ""
     return feedback
 
@@ -277,7 +305,15 @@ def variation(ctx: context.GradingContext, call: Call, got: Any) -> str | None:
         expected = replay(ctx, ctx.reference, call)
     except Exception:
         return None
-    for probe in (swapped_arguments, or_for_and):
+    for probe in (
+        swapped_arguments,
+        or_for_and,
+        transposed_argument,
+        default_argument,
+        exchanged_attributes,
+        transposed_attribute,
+        ignored_attributes,
+    ):
         found = probe(ctx, call, got, expected)
         if found:
             return found
@@ -304,13 +340,206 @@ def swapped_arguments(
             continue
         args = list(call.args)
         args[i], args[j] = b, a
-        exchanged = Call(call.function, tuple(args), {}, call.path, called=call.called)
-        if replays_to(ctx, ctx.reference, exchanged, got, expected):
+        if gives_with(ctx, call, args, {}, got, expected):
+            return exchanged_words(names[i], names[j])
+    return None
+
+
+def gives_with(
+    ctx: context.GradingContext, call: Call, args: list, kwargs: dict, got: Any, expected: Any
+) -> bool:
+    """Whether the reference gives ``got`` for ``call`` with these arguments instead."""
+    changed = Call(call.function, tuple(args), kwargs, call.path, seq=call.seq, called=call.called)
+    return replays_to(ctx, ctx.reference, changed, got, expected)
+
+
+def exchanged_words(a: str, b: str) -> str:
+    return (
+        f"your result is the expected one with {a} and {b} exchanged: somewhere {a} is used "
+        f"where {b} should be, and the other way round"
+    )
+
+
+def transposed_argument(
+    ctx: context.GradingContext, call: Call, got: Any, expected: Any
+) -> str | None:
+    """Whether one square matrix argument, transposed, gives ``got``: a weight matrix used as
+    ``W.T`` (another library's layout) where the handout's ``x @ W`` belongs."""
+    if call.target is not None or call.op != "call":
+        return None
+    names = parameter_names(ctx.reference, call.function)
+    for i, a in enumerate(call.args[: len(names)]):
+        if not square(a):
+            continue
+        args = list(call.args)
+        args[i] = np.array(a.T)
+        if gives_with(ctx, call, args, call.kwargs, got, expected):
+            return transposed_words(names[i])
+    return None
+
+
+def square(value: Any) -> bool:
+    """A square matrix that its transpose would change."""
+    return (
+        isinstance(value, np.ndarray)
+        and value.ndim == 2
+        and value.shape[0] == value.shape[1] > 1
+        and value.dtype.kind in "biuf"
+        and not np.allclose(value, value.T)
+    )
+
+
+def transposed_words(name: str) -> str:
+    return (
+        f"your result is the expected one with {name} transposed: is {name}.T used where "
+        f"{name} belongs (x @ {name}, as the handout lays the weights out)?"
+    )
+
+
+def default_argument(
+    ctx: context.GradingContext, call: Call, got: Any, expected: Any
+) -> str | None:
+    """Whether leaving out an argument that was given (a flag such as ``causal=False``), so
+    that its default applies, gives ``got``: the argument is ignored, or not passed on."""
+    if call.target is not None or call.op != "call":
+        return None
+    try:
+        parameters = inspect.signature(getattr(ctx.reference, call.function)).parameters
+    except (AttributeError, TypeError, ValueError):
+        return None
+    given = dict(zip(parameters, call.args, strict=False)) | call.kwargs
+    for name, value in given.items():
+        parameter = parameters.get(name)
+        default = parameter.default if parameter else inspect.Parameter.empty
+        plain = (bool, int, float, str, type(None))
+        if default is inspect.Parameter.empty or not isinstance(value, plain) or value == default:
+            continue
+        kept = list(call.args)
+        kwargs = dict(call.kwargs)
+        if name in kwargs:
+            kwargs[name] = default
+        else:
+            kept[list(parameters).index(name)] = default
+        if gives_with(ctx, call, kept, kwargs, got, expected):
             return (
-                f"your result is the expected one with {names[i]} and {names[j]} exchanged: "
-                f"somewhere {names[i]} is used where {names[j]} should be, and the other way "
-                "round"
+                f"your result is what the default {name}={default!r} gives, not "
+                f"{name}={value!r}: the {name} argument makes no difference. Is it used "
+                "(and passed on to the functions that need it)?"
             )
+    return None
+
+
+# -- generic variations of an object's attributes (the values a test assigned to them) -----
+
+
+def assigned(call: Call) -> list[str]:
+    """The array attributes the test assigned to the object ``call`` is a method of, before
+    the call, in order."""
+    if call.target is None or call.op != "call":
+        return []
+    names = [
+        t.function
+        for t in call.target.touches
+        if t.op == "set" and t.seq < call.seq and t.args and isinstance(t.args[0], np.ndarray)
+    ]
+    return list(dict.fromkeys(names))
+
+
+def with_attributes(
+    ctx: context.GradingContext,
+    call: Call,
+    got: Any,
+    expected: Any,
+    changes: Callable[[Any], dict[str, Any]],
+) -> bool:
+    """Whether the reference's object, built as the student's was, then with the attributes
+    ``changes`` gives for it set, gives ``got`` for ``call`` (and the reference does not)."""
+    assert call.target is not None
+    built: dict[int, Any] = {}
+    try:
+        with quiet():
+            target = rebuild(ctx, ctx.reference, call.target, call.seq, 1, built)
+            for name, value in changes(target).items():
+                setattr(target, name, value)
+            candidate = replay(ctx, ctx.reference, call, built=built)
+    except Exception:
+        return False
+    return matches(got, candidate) and not matches(candidate, expected)
+
+
+def exchanged_attributes(
+    ctx: context.GradingContext, call: Call, got: Any, expected: Any
+) -> str | None:
+    """Whether two same-shaped attributes the test assigned, exchanged, give ``got``: W_q used
+    where W_k belongs and the other way round (scores k q^T instead of q k^T)."""
+    for a, b in itertools.combinations(assigned(call), 2):
+
+        def swap(obj: Any, a: str = a, b: str = b) -> dict[str, Any]:
+            if np.shape(getattr(obj, a)) != np.shape(getattr(obj, b)):
+                raise ValueError("not the same shape")
+            return {a: getattr(obj, b), b: getattr(obj, a)}
+
+        if with_attributes(ctx, call, got, expected, swap):
+            return exchanged_words(a, b)
+    return None
+
+
+def transposed_attribute(
+    ctx: context.GradingContext, call: Call, got: Any, expected: Any
+) -> str | None:
+    """Whether one square matrix the test assigned, transposed, gives ``got``."""
+    for name in assigned(call):
+
+        def flip(obj: Any, name: str = name) -> dict[str, Any]:
+            value = getattr(obj, name)
+            if not square(value):
+                raise ValueError("not a square matrix")
+            return {name: np.array(value.T)}
+
+        if with_attributes(ctx, call, got, expected, flip):
+            return transposed_words(name)
+    return None
+
+
+MAX_IGNORED = 3  # attributes tried together as ignored: up to 41 replays for 6 assigned
+
+
+def ignored_attributes(
+    ctx: context.GradingContext, call: Call, got: Any, expected: Any
+) -> str | None:
+    """Whether some attributes the test assigned are ignored: ``got`` is what the object gives
+    with those attributes as the student's own __init__ made them (read from a fresh object
+    of theirs, built the same way), as when __init__ copies or combines the weights and the
+    methods never read the attributes again."""
+    names = assigned(call)
+    target = call.target
+    if not names or target is None or target.origin.target is not None:
+        return None
+    origin = target.origin
+    try:
+        fresh, _ = ctx.worker.request(
+            origin.function,
+            tuple(context.unwrap(a) for a in origin.args),
+            {k: context.unwrap(v) for k, v in origin.kwargs.items()},
+        )
+        initial = {n: ctx.worker.request(n, (), {}, fresh, "get")[0] for n in names}
+    except Exception:
+        return None
+    initial = {n: v for n, v in initial.items() if isinstance(v, np.ndarray)}
+    for size in range(1, min(MAX_IGNORED, len(initial)) + 1):
+        for subset in itertools.combinations(initial, size):
+
+            def initially(_: Any, subset: tuple[str, ...] = subset) -> dict[str, Any]:
+                return {n: initial[n] for n in subset}
+
+            if with_attributes(ctx, call, got, expected, initially):
+                those = listed(list(subset))
+                return (
+                    f"your {target.type_name} ignores the {those} assigned to it after it was "
+                    f"built: your result is what the {those} your __init__ made give. "
+                    f"{'Are they' if size > 1 else 'Is it'} copied or combined in __init__, "
+                    "and not read again when used?"
+                )
     return None
 
 
@@ -399,9 +628,12 @@ def at_fault(ctx: context.GradingContext, call: Call, same: Callable[[Any], bool
     calls): a student's function with its own code, which never calls X, is never blamed on X.
     The replay runs the reference in this process; only the student's functions run in the
     worker, through the usual proxy. A function is named when swapping it alone in
-    reproduces the failure; when no single one does, all together are tried. Each replay
-    with the student's functions in runs under a time and memory budget (engine/budget.py);
-    one over it names no cause for this call, and says so in the grader's log."""
+    reproduces the failure; when no single one does, all together are tried. An object of
+    the student's passed to the call (a cache) is rebuilt with the reference for each replay:
+    replaying on the student's own object would change it, and would bring in its methods,
+    which are not among the functions tried. Each replay with the student's functions in
+    runs under a time and memory budget (engine/budget.py); one over it names no cause for
+    this call, and says so in the grader's log."""
     callees = [name for name in ctx.diagnoser.callees(call.function) if name in call.called]
     if not callees:
         return []
@@ -414,12 +646,19 @@ def at_fault(ctx: context.GradingContext, call: Call, same: Callable[[Any], bool
         for name in used:
             mine = getattr(student, name)
             setattr(module, name, bounded(mine, getattr(ctx.reference, name), budget))
+        built: dict[int, Any] = {}
+
+        def own(value: Any) -> Any:
+            if isinstance(value, RemoteObject):
+                return rebuild(ctx, ctx.reference, value, call.seq, 1, built)
+            return value
+
         try:
             with budget.running(), warnings.catch_warnings(), np.errstate(all="ignore"):
                 warnings.simplefilter("ignore")
-                replayed = pick(
-                    getattr(module, call.function)(*call.args, **call.kwargs), call.path
-                )
+                args = tuple(own(a) for a in call.args)
+                kwargs = {k: own(v) for k, v in call.kwargs.items()}
+                replayed = pick(getattr(module, call.function)(*args, **kwargs), call.path)
         except OverBudget:
             raise
         except StudentProblem as problem:
@@ -486,7 +725,8 @@ def reattribute(error: BaseException) -> BaseException:
     call = ctx.log.attempted if ctx else None
     if ctx is None or call is None or not isinstance(error, StudentRaised):
         return error
-    if error.is_a("NotImplementedError") or call.function != error.function:
+    called = call.function if call.target is None else f"{call.target.type_name}.{call.function}"
+    if error.is_a("NotImplementedError") or called != error.function:
         return error
 
     def same(replayed: Any) -> bool:
@@ -498,10 +738,44 @@ def reattribute(error: BaseException) -> BaseException:
     if not culprits:
         told = numpy_errors.explain(error, lambda: replay(ctx, ctx.reference, call))
         if told is None:
-            return error
+            return own_check(ctx, call, error)
         return Feedback(told[0], cause=told[1], outcome=error.outcome)
     detail, cause = cascade(call.function, culprits)
     return Feedback(detail, cause=cause, blame=culprits, outcome=error.outcome)
+
+
+def own_check(ctx: context.GradingContext, call: Call, error: StudentRaised) -> BaseException:
+    """A ``raise`` statement of the student's that refuses an input the reference accepts:
+    their own check is too strict. Any other error is left as it is."""
+    if not error.line.lstrip().startswith("raise"):
+        return error
+    try:
+        with quiet():
+            replay(ctx, ctx.reference, call)
+    except Exception:
+        return error  # the reference refuses it too: the test expects no value from it
+    return Feedback(
+        str(error),
+        cause=(
+            f"your own check raises {error.type_name} for an input the handout accepts (the "
+            "handout's code returns a value for it): is its condition too strict, or off by "
+            "one (>= where > belongs)?"
+        ),
+        outcome=error.outcome,
+    )
+
+
+def refused(call: Call) -> BaseException | None:
+    """The error the reference raises on ``call``, or None when it returns."""
+    ctx = context.current()
+    if ctx is None:
+        return None
+    try:
+        with quiet():
+            replay(ctx, ctx.reference, call)
+    except Exception as error:
+        return error
+    return None
 
 
 def diagnose_no_raise(got: Any, call: Call, type_name: str) -> list[Variant]:

@@ -124,6 +124,88 @@ def inverted(got: np.ndarray, want: np.ndarray, rtol: float, atol: float) -> str
     return None
 
 
+def one_diagonal(got: np.ndarray, want: np.ndarray, rtol: float, atol: float) -> str | None:
+    """A boolean mask (over its last two axes) that differs from the expected one only on one
+    diagonal, every entry the same way round: a comparison off by one (< for <=, or k=1 in
+    np.tril where k=0 belongs)."""
+    if want.dtype != bool or got.dtype != bool or got.shape != want.shape or want.ndim < 2:
+        return None
+    bad = got != want
+    if bad.sum() < 2 or len(np.unique(got[bad])) != 1:
+        return None
+    rows, columns = np.nonzero(bad)[-2:]
+    offsets = np.unique(columns - rows)
+    if len(offsets) != 1:
+        return None
+    k = int(offsets[0])
+    line = (
+        "the main diagonal (each position with itself)"
+        if k == 0
+        else f"the diagonal {abs(k)} {plural('place', abs(k))} {'right of' if k > 0 else 'left of'}"
+        " the main one"
+    )
+    if got[bad][0]:
+        return (
+            f"your mask differs only on {line}, which it allows where it should not: it reaches "
+            "one position too far (an off-by-one: <= for <, or the wrong k in np.tril?)"
+        )
+    return (
+        f"your mask differs only on {line}, which it leaves out where it should allow it: it "
+        "stops one position short (an off-by-one: < for <=, or the wrong k in np.tril?)"
+    )
+
+
+def nonzero_where_zero(got: np.ndarray, want: np.ndarray, rtol: float, atol: float) -> str | None:
+    """Values where every expected value is 0 (a bias that should start at zeros, say)."""
+    if got.shape != want.shape or got.dtype == bool or want.dtype == bool or np.any(want):
+        return None
+    with np.errstate(invalid="ignore"):
+        if not np.all(np.isfinite(got.astype(np.float64))):
+            return None
+    return (
+        "every expected value is 0 and yours are not: is something drawn at random, or "
+        "added, where the values should be zeros?"
+    )
+
+
+def temperature(got: np.ndarray, want: np.ndarray, rtol: float, atol: float) -> str | None:
+    """Rows of weights (distributions over the last axis) that are the softmax of the
+    expected scores times one factor: the scores scaled by the wrong number before the
+    softmax (no scale, the wrong width, or the scale applied twice)."""
+    if got.shape != want.shape or got.ndim < 2 or got.dtype == bool or want.dtype == bool:
+        return None
+    g, w = rows_of(got), rows_of(want)
+    if not (np.all(np.isfinite(g)) and np.all(np.isfinite(w))) or np.any(g < 0) or np.any(w < 0):
+        return None
+    if not (np.allclose(g.sum(-1), 1) and np.allclose(w.sum(-1), 1)):
+        return None
+    allowed = w > 0
+    if np.any(g[~allowed] != 0):
+        return None
+    with np.errstate(divide="ignore"):
+        logs = np.where(allowed, np.log(np.where(allowed, w, 1.0)), 0.0)
+        mine = np.where(allowed, np.log(np.where(allowed, np.maximum(g, 1e-300), 1.0)), 0.0)
+    count = allowed.sum(-1, keepdims=True)
+    centred = np.where(allowed, logs - logs.sum(-1, keepdims=True) / np.maximum(count, 1), 0.0)
+    ours = np.where(allowed, mine - mine.sum(-1, keepdims=True) / np.maximum(count, 1), 0.0)
+    if not np.any(centred):
+        return None
+    factor = float(np.vdot(ours, centred) / np.vdot(centred, centred))
+    if factor <= 0 or np.isclose(factor, 1, rtol=1e-3):
+        return None
+    scaled = np.where(allowed, factor * logs, -np.inf)
+    scaled = np.exp(scaled - scaled.max(-1, keepdims=True))
+    candidate = scaled / scaled.sum(-1, keepdims=True)
+    if not matches(g, candidate, rtol, atol):
+        return None
+    guess = name_factor(factor)
+    return (
+        f"your weights are the softmax of the expected scores times {factor:.3g}"
+        + (f" ({guess})" if guess else "")
+        + ": the scores are scaled by the wrong number before the softmax"
+    )
+
+
 def transposed(got: np.ndarray, want: np.ndarray, rtol: float, atol: float) -> str | None:
     if want.ndim == 2 and not close(want.T, want, rtol, atol) and close(got, want.T, rtol, atol):
         return "your result is exactly the expected one transposed (rows and columns swapped)"
@@ -270,11 +352,14 @@ def per_row_factor(got: np.ndarray, want: np.ndarray, rtol: float, atol: float) 
 PROBES: list[Callable[[np.ndarray, np.ndarray, float, float], str | None]] = [
     not_finite_rows,
     inverted,
+    one_diagonal,
     uniform_where_masked,
     zeros,
+    nonzero_where_zero,
     transposed,
     axes_reordered,
     permuted,
     scaled,
+    temperature,
     per_row_factor,
 ]

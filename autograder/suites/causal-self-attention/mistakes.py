@@ -248,6 +248,26 @@ def split_without_transpose(self, x):
 
 
 @catalogue.mistake(
+    "heads-interleaved",
+    title="each head takes every n_head-th column instead of a block of d_head columns",
+    replaces="CausalSelfAttention.attention_weights",
+    why="You reshaped (B, T, C) to (B, T, d_head, n_head), so head i gets columns i, "
+    "i + n_head, i + 2 n_head, ... instead of the contiguous block i*d_head:(i+1)*d_head. "
+    "The shapes are right, but each head mixes pieces of every other head's projection.",
+    hint="Reshape to (B, T, n_head, d_head): the head axis comes before the width of a head.",
+)
+def heads_interleaved(self, x):
+    B, T, C = x.shape
+    if T > self.context_length:
+        raise ValueError("too long")
+    d = C // self.n_head
+    q = (x @ self.W_q).reshape(B, T, d, self.n_head).transpose(0, 3, 1, 2)
+    k = (x @ self.W_k).reshape(B, T, d, self.n_head).transpose(0, 3, 1, 2)
+    scores = np.where(self.mask[:T, :T], q @ k.transpose(0, 1, 3, 2) / np.sqrt(d), -np.inf)
+    return softmax(scores)
+
+
+@catalogue.mistake(
     "weights-heads-last",
     title="the weights come back as (B, T, n_head, T)",
     replaces="CausalSelfAttention.attention_weights",

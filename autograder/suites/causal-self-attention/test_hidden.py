@@ -71,12 +71,15 @@ def test_init_weights_are_scaled(student):
         same,
         "two layers built with seed=1 have different weights: draw them from "
         "np.random.default_rng(seed), and nothing else random.",
+        cause="the seed does not fix the weights: is it passed to np.random.default_rng, and "
+        "is nothing else random drawn?",
     )
     moved = any(not np.array_equal(getattr(first, n), getattr(other, n)) for n in names)
     check(
         moved,
         "layers built with seed=1 and seed=2 have the same weights: is the seed passed to "
         "np.random.default_rng?",
+        cause="every seed gives the same weights: the seed is not passed to np.random.default_rng",
     )
 
 
@@ -119,8 +122,20 @@ def test_weights_are_causal_distributions(student, reference, rng):
     weights = mine.attention_weights(rng.normal(size=(2, 7, N_EMBED)))
     expect_structure(weights, np.zeros((2, N_HEAD, 7, 7)))
     future = ~np.tril(np.ones((7, 7), dtype=bool))
-    check(np.all(weights[..., future] == 0), "a weight on a later position is not 0.", weights)
-    check(np.allclose(weights.sum(axis=-1), 1), "rows of weights do not sum to 1.", weights)
+    check(
+        np.all(weights[..., future] == 0),
+        "a weight on a later position is not 0.",
+        weights,
+        cause="the future still gets weight: a mask that allows it, or masked scores not set "
+        "to -inf before the softmax?",
+    )
+    check(
+        np.allclose(weights.sum(axis=-1), 1),
+        "rows of weights do not sum to 1.",
+        weights,
+        cause="each query's weights are not a distribution over the keys: is the softmax "
+        "taken over the last axis, with the mask applied before it?",
+    )
     # large scores (inputs x30: scores in the hundreds or thousands) must stay distributions
     large = mine.attention_weights(30.0 * rng.normal(size=(2, 7, N_EMBED)))
     check(
@@ -128,6 +143,7 @@ def test_weights_are_causal_distributions(student, reference, rng):
         "with large scores the weights have inf or NaN in them, or rows that do not sum to 1: "
         "is each row's maximum subtracted before exp, as a stable softmax does?",
         large,
+        cause="the softmax overflows on large scores: is each row's maximum subtracted before exp?",
     )
 
 
@@ -207,6 +223,8 @@ def test_forward_future_cannot_leak(student, reference, rng):
             f"changing the tokens after position {t} changed the output at position {t} or "
             "before: the future leaks.",
             after,
+            cause="an output depends on later tokens: the future is not masked out of the "
+            "weights that forward uses",
         )
 
 

@@ -30,8 +30,25 @@ def from_heads(Z):
 
 
 @catalogue.helper
-def gqa_with(X, Wq, Wk, Wv, Wo, n_head, n_kv_head, mask, repeat=None, scale=None):
-    """Grouped-query attention with a chosen way to repeat kv heads and a chosen scale."""
+def gqa_with(
+    X,
+    Wq,
+    Wk,
+    Wv,
+    Wo,
+    n_head,
+    n_kv_head,
+    mask,
+    repeat=None,
+    scale=None,
+    fill=-np.inf,
+    after=False,
+    axis=-1,
+    merge=None,
+):
+    """Grouped-query attention with a chosen way to repeat kv heads, a chosen scale, a chosen
+    fill for masked scores (or the mask applied to the weights, ``after`` the softmax), the
+    softmax over a chosen axis, and a chosen way to merge the heads."""
     d = X.shape[1] // n_head
     q, k, v = (
         to_heads(X @ Wq, n_head, d),
@@ -40,9 +57,20 @@ def gqa_with(X, Wq, Wk, Wv, Wo, n_head, n_kv_head, mask, repeat=None, scale=None
     )
     repeat = repeat or (lambda z: np.repeat(z, n_head // n_kv_head, axis=0))
     scores = q @ repeat(k).transpose(0, 2, 1) / (np.sqrt(d) if scale is None else scale)
-    if mask is not None:
-        scores = np.where(mask, scores, -np.inf)
-    return from_heads(softmax(scores) @ repeat(v)) @ Wo
+    if mask is not None and not after:
+        scores = np.where(mask, scores, fill)
+    top = scores.max(axis=axis, keepdims=True)
+    weights = np.exp(scores - top) / np.exp(scores - top).sum(axis=axis, keepdims=True)
+    if mask is not None and after:
+        weights = np.where(mask, weights, 0.0)
+    return (merge or from_heads)(weights @ repeat(v)) @ Wo
+
+
+@catalogue.helper
+def causal_gqa(X, Wq, Wk, Wv, Wo, n_head, n_kv_head, causal, **how):
+    """gqa_with under the reference's causal mask when ``causal``, each ``how`` passed on."""
+    mask = causal_mask(len(X), len(X)) if causal else None
+    return gqa_with(X, Wq, Wk, Wv, Wo, n_head, n_kv_head, mask, **how)
 
 
 @catalogue.helper
@@ -129,6 +157,20 @@ def causal_mask_inverted(T, S):
     return np.arange(S)[None, :] > np.arange(T)[:, None] + (S - T)
 
 
+@catalogue.mistake(
+    "causal-mask-offset-sign",
+    title="the offset S - T is added with the wrong sign",
+    replaces="causal_mask",
+    why="Your mask lets query i see keys j <= i + (T - S) instead of j <= i + (S - T). With as "
+    "many queries as keys the offset is 0 and nothing shows, but with a cache (S > T) the new "
+    "queries see fewer keys than they should, or none at all.",
+    hint="The T queries are the last T of S positions: query i sits at position i + (S - T), "
+    "and sees every key up to there.",
+)
+def causal_mask_offset_sign(T, S):
+    return np.arange(S)[None, :] <= np.arange(T)[:, None] + (T - S)
+
+
 # -- grouped_query_attention ----------------------------------------------------------------
 
 
@@ -175,6 +217,61 @@ def gqa_split_without_transpose(X, Wq, Wk, Wv, Wo, n_head, n_kv_head, causal=Tru
     if causal:
         scores = np.where(causal_mask(T, T), scores, -np.inf)
     return from_heads(softmax(scores) @ v) @ Wo
+
+
+@catalogue.mistake(
+    "gqa-mask-fill-zero",
+    title="masked scores are set to 0 instead of -inf",
+    replaces="grouped_query_attention",
+    why="You set the masked scores to 0. A score of 0 is an ordinary score: exp(0) = 1, so "
+    "every future key still gets weight, often more than the allowed ones.",
+    hint="A masked score must become -inf (or a very large negative number), so that its "
+    "weight after the softmax is exactly 0.",
+)
+def gqa_mask_fill_zero(X, Wq, Wk, Wv, Wo, n_head, n_kv_head, causal=True):
+    return causal_gqa(X, Wq, Wk, Wv, Wo, n_head, n_kv_head, causal, fill=0.0)
+
+
+@catalogue.mistake(
+    "gqa-mask-after-softmax",
+    title="the mask is applied to the weights, after the softmax",
+    replaces="grouped_query_attention",
+    why="You zeroed the masked weights after the softmax. The future keys then get weight 0, "
+    "but the softmax has already shared the weight among all keys, so each row of the "
+    "remaining weights no longer sums to 1.",
+    hint="Mask the scores (to -inf) before the softmax, so that it shares the weight among the "
+    "allowed keys only.",
+)
+def gqa_mask_after_softmax(X, Wq, Wk, Wv, Wo, n_head, n_kv_head, causal=True):
+    return causal_gqa(X, Wq, Wk, Wv, Wo, n_head, n_kv_head, causal, after=True)
+
+
+@catalogue.mistake(
+    "gqa-softmax-over-queries",
+    title="the softmax runs over the queries, not the keys",
+    replaces="grouped_query_attention",
+    why="You normalised the scores over the queries (axis -2 of (n_head, T, S), or the first "
+    "axis of key-major scores) instead of over the keys, so a query's weights do not sum to 1.",
+    hint="Each query's row of weights is one distribution over the keys: the last axis of "
+    "(n_head, T, S).",
+)
+def gqa_softmax_over_queries(X, Wq, Wk, Wv, Wo, n_head, n_kv_head, causal=True):
+    return causal_gqa(X, Wq, Wk, Wv, Wo, n_head, n_kv_head, causal, axis=-2)
+
+
+@catalogue.mistake(
+    "gqa-merge-without-transpose",
+    title="heads merged by a reshape without a transpose",
+    replaces="grouped_query_attention",
+    why="You reshaped the heads' outputs (n_head, T, d_head) straight to (T, n_head * d_head). "
+    "That cuts the flat array into rows of another length, so a row mixes several tokens "
+    "instead of holding one token's heads side by side.",
+    hint="Move the head axis next to d_head first, (T, n_head, d_head), then reshape.",
+)
+def gqa_merge_without_transpose(X, Wq, Wk, Wv, Wo, n_head, n_kv_head, causal=True):
+    return causal_gqa(
+        X, Wq, Wk, Wv, Wo, n_head, n_kv_head, causal, merge=lambda Z: Z.reshape(len(X), -1)
+    )
 
 
 @catalogue.mistake(
@@ -308,6 +405,65 @@ def decode_forgets_own_key(x, cache, Wq, Wk, Wv, Wo, n_head, n_kv_head):
     out = from_heads(softmax(scores) @ values) @ Wo
     cache.append(k, v)
     return out
+
+
+@catalogue.mistake(
+    "decode-no-append",
+    title="the new keys and values are never stored in the cache",
+    replaces="decode_step",
+    why="You attended over the cached keys and the new ones, but never appended the new keys "
+    "and values to the cache. Each step looks right on its own, but the cache stays as it "
+    "was, so the next step has forgotten these tokens.",
+    hint="decode_step updates the cache: call cache.append(k, v) with the new tokens' keys "
+    "and values, then attend over everything cached.",
+)
+def decode_no_append(x, cache, Wq, Wk, Wv, Wo, n_head, n_kv_head):
+    t, C = x.shape
+    d = C // n_head
+    k, v = to_heads(x @ Wk, n_kv_head, d), to_heads(x @ Wv, n_kv_head, d)
+    if cache.keys is not None:
+        k = np.concatenate([cache.keys, k], axis=1)
+        v = np.concatenate([cache.values, v], axis=1)
+    n_rep = n_head // n_kv_head
+    keys, values = np.repeat(k, n_rep, axis=0), np.repeat(v, n_rep, axis=0)
+    scores = to_heads(x @ Wq, n_head, d) @ keys.transpose(0, 2, 1) / np.sqrt(d)
+    scores = np.where(causal_mask(t, k.shape[1]), scores, -np.inf)
+    return from_heads(softmax(scores) @ values) @ Wo
+
+
+@catalogue.mistake(
+    "decode-attends-only-new",
+    title="the new tokens attend only to each other, not to the cache",
+    replaces="decode_step",
+    why="You appended the new keys and values to the cache, but attended over the new tokens' "
+    "own keys and values only. The cache is then never read, and each step forgets every "
+    "earlier token.",
+    hint="After appending, attend over everything cached: cache.keys and cache.values, with "
+    "causal_mask(t, len(cache)).",
+)
+def decode_attends_only_new(x, cache, Wq, Wk, Wv, Wo, n_head, n_kv_head):
+    t, C = x.shape
+    d = C // n_head
+    k, v = to_heads(x @ Wk, n_kv_head, d), to_heads(x @ Wv, n_kv_head, d)
+    cache.append(k, v)
+    n_rep = n_head // n_kv_head
+    keys, values = np.repeat(k, n_rep, axis=0), np.repeat(v, n_rep, axis=0)
+    scores = to_heads(x @ Wq, n_head, d) @ keys.transpose(0, 2, 1) / np.sqrt(d)
+    scores = np.where(causal_mask(t, t), scores, -np.inf)
+    return from_heads(softmax(scores) @ values) @ Wo
+
+
+@catalogue.mistake(
+    "decode-append-swapped",
+    title="the keys and values are appended in the wrong order, append(v, k)",
+    replaces="decode_step",
+    why="You called cache.append(v, k): the cache then holds the values as its keys and the "
+    "keys as its values, so the queries are compared with the values and the keys are mixed "
+    "into the output.",
+    hint="append takes the keys first: cache.append(k, v).",
+)
+def decode_append_swapped(x, cache, Wq, Wk, Wv, Wo, n_head, n_kv_head):
+    return decode_with(x, cache, Wq, Wv, Wk, Wo, n_head, n_kv_head, causal_mask)
 
 
 @catalogue.mistake(
