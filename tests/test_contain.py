@@ -472,7 +472,7 @@ def processes_of(uid: int) -> list[int]:
     return found
 
 
-def test_without_a_cgroup_rlimit_nproc_binds_and_the_uid_is_emptied(uid_jobs, tmp_path):
+def test_without_a_cgroup_rlimit_nproc_binds_and_the_uid_is_emptied(tmp_path, uid_jobs):
     box = without_cgroups(uid_sandbox())
     assert box.uid is not None and box.runtime.copy == uid_runtime()
     with Worker(submission(tmp_path / "sub", "nproc_count"), "attention", box, timeout=10) as w:
@@ -482,7 +482,19 @@ def test_without_a_cgroup_rlimit_nproc_binds_and_the_uid_is_emptied(uid_jobs, tm
     assert processes_of(box.uid) == []
 
 
-def test_the_whole_sandbox_runs_the_copied_runtime_as_the_uid(assignment, uid_jobs, tmp_path):
+def test_without_a_cgroup_the_uid_ends_a_detached_chain(tmp_path, uid_jobs):
+    """The detached chain (setsid, closed descriptors, a fresh python, 400 nested children)
+    under the dedicated uid and no cgroup: killing every process of the uid ends it."""
+    box = without_cgroups(uid_sandbox())
+    assert box.uid is not None
+    folder, marker = marked(tmp_path / "sub", "detached_chain")
+    with Worker(folder, "attention", box, timeout=5.0) as w:
+        w.call("causal_mask", 4)
+        time.sleep(0.5)
+    assert alive_with(marker) == [] and processes_of(box.uid) == []
+
+
+def test_the_whole_sandbox_runs_the_copied_runtime_as_the_uid(assignment, tmp_path, uid_jobs):
     box = uid_sandbox("auto")
     result = grade(assignment, submission(tmp_path / "sub"), box)
     assert result.score == 100 and "uid" in result.sandbox
