@@ -140,8 +140,8 @@ def test_every_hidden_test_is_failed_by_some_mistake(checked, catalogue, referen
 
 
 def run_catalogue_check(assignment, reference_result, monkeypatch, catalogue):
-    """check_catalogue with this catalogue in place of the suite's, for grading too."""
-    monkeypatch.setattr(checking, "load_catalogue", lambda path: catalogue)
+    """check_catalogue with this catalogue in place of the suite's (the grading session's,
+    which check_catalogue reads too)."""
     monkeypatch.setattr(grading, "load_catalogue", lambda path: catalogue)
     checker = Checker(assignment, Sandbox.detect("fallback"), say=lambda line: None)
     checker.check_catalogue(reference_result)

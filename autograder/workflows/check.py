@@ -50,7 +50,7 @@ from autograder.course.stubs import has_markers
 from autograder.engine import forms
 from autograder.engine import mutants as mutation
 from autograder.engine.grading import GradingSession, grade, losses
-from autograder.engine.mistakes import Variant, load_catalogue
+from autograder.engine.mistakes import Variant
 from autograder.engine.student_tests import STUDENT_TESTS
 from autograder.result import Result, TestResult
 from autograder.sandbox.layers import Sandbox
@@ -151,7 +151,7 @@ class Checker:
         self.verify(ok, "the public tests pass on the reference", tail)
 
     def check_catalogue(self, reference: Result) -> None:
-        catalogue = load_catalogue(self.assignment.suite / "mistakes.py")
+        catalogue = self.jobs.here.session(self.assignment).catalogue  # the gradings' own
         problems = catalogue.problems(self.assignment.functions)
         self.verify(not problems, "the catalogue covers every function", "; ".join(problems))
         unnamed = self.assignment.unnamed_returns()
