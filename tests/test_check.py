@@ -1,5 +1,6 @@
 """`autograder check` is green on the repository and red when an assignment is broken."""
 
+import multiprocessing
 import re
 import shutil
 import textwrap
@@ -11,7 +12,7 @@ from autograder.cli import main
 from autograder.course.assignment import SUITES, Assignment, find_root, slugs
 from autograder.engine.grading import grade
 from autograder.sandbox.layers import Sandbox
-from autograder.workflows.check import Checker, Outcome, summary_table
+from autograder.workflows.check import Checker, Jobs, Outcome, summary_table
 
 SLUG = "masks-and-heads"
 
@@ -188,3 +189,12 @@ def test_the_summary_shortens_a_long_failure_and_counts_the_rest():
     short = Outcome("x", ["one: detail", "two"], 2.0)
     row = next(line for line in summary_table([short]) if line.startswith("x "))
     assert "one (and 1 more)" in row and row.endswith("2.0")
+
+
+def test_the_job_processes_start_with_the_check_not_with_its_first_variant():
+    """They import and detect their sandbox while the checker grades the reference."""
+    before = set(multiprocessing.active_children())
+    with Jobs(Sandbox.detect("fallback"), cores=2) as jobs:
+        jobs.start()
+        started = set(multiprocessing.active_children()) - before
+    assert len(started) == 2

@@ -383,6 +383,8 @@ class Jobs:
             self.pool = ProcessPoolExecutor(
                 self.cores, mp_context=spawn, initializer=_start, initargs=(mode,)
             )
+            for _ in range(self.cores):  # a pool starts its processes only when given work
+                self.pool.submit(int)
 
     def map(self, task: Callable[..., T], assignment: Assignment, items: list) -> list[T]:
         if len(items) < SERIAL_BELOW or self.cores == 1:
