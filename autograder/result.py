@@ -53,6 +53,9 @@ class TestResult:
     # catalogued mistake was named instead
     fingerprint: str = ""
     shape: str = ""
+    # the student's functions and methods this test ran ("KVCache.append"), as the worker saw
+    # them: ``check`` grades a variant of the reference only on the tests that ran what it changes
+    ran: list[str] = field(default_factory=list)
 
     @property
     def passed(self) -> bool:

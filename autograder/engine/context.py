@@ -62,6 +62,7 @@ class TestLog:
     attempted: Call | None = None  # the latest call into the student's code, even one that raised
     count: int = 0
     raised: set[int] = field(default_factory=set)  # seq of each call that raised
+    ran: set[str] = field(default_factory=set)  # the student's functions any call ran
 
     def remember(self, value: Any, call: Call) -> None:
         self.calls[id(value)] = (value, call)  # keep value alive so its id stays unique
@@ -174,6 +175,7 @@ class GradingContext:
             )
         except Exception as problem:
             call.called = ran(self.worker)
+            self.log.ran |= call.called
             self.log.raised.add(call.seq)
             output = getattr(problem, "output", "")
             if output:
@@ -182,6 +184,7 @@ class GradingContext:
         if output:
             self.log.output.append(output)
         call.called = ran(self.worker)
+        self.log.ran |= call.called
         value = self.wrap(value, call)
         if value is not CALLABLE:
             self.log.remember(value, call)

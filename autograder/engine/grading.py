@@ -26,7 +26,7 @@ import sys
 import time
 import types
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -37,7 +37,7 @@ from autograder.engine import context, quiz, student_tests
 from autograder.engine.context import GradingContext, Reference, Student, TestLog
 from autograder.engine.memo import Memo
 from autograder.engine.mistakes import Catalogue, Diagnoser, load_catalogue, module_from_source
-from autograder.engine.plugin import GradingPlugin, rng_for, trusted_fault
+from autograder.engine.plugin import GradingPlugin, KnownResults, rng_for, trusted_fault
 from autograder.errors import GraderFault, SuiteError, UsageError
 from autograder.result import Result, TestResult
 from autograder.sandbox.layers import Sandbox, secret_values
@@ -99,6 +99,7 @@ def grade(
     sandbox: Sandbox | None = None,
     session: GradingSession | None = None,
     student_tests: bool = True,
+    known: Mapping[str, TestResult] | None = None,
 ) -> Result:
     """Grade the files in ``submission`` as they are (``platforms.record`` knows the other
     layouts a submission comes in, such as nbgrader's notebook). Without a ``session``, the
@@ -106,12 +107,15 @@ def grade(
 
     ``student_tests=False`` leaves out the item that grades the student's own tests, for
     callers that judge only the code (``check`` grading variants of the reference, whose test
-    file is the reference's): that item starts a fresh worker per implementation it lends."""
+    file is the reference's): that item starts a fresh worker per implementation it lends.
+
+    ``known``: hidden tests whose results the caller knows without running them (``check``: a
+    variant's tests that cannot run what it changes), each recorded as given, in its place."""
     submission = Path(submission)
     if not submission.is_dir():
         raise UsageError(f"no such submission folder: {submission}")
     sandbox = sandbox or Sandbox.detect()
-    result = grade_files(assignment, submission, sandbox, session, student_tests)
+    result = grade_files(assignment, submission, sandbox, session, student_tests, known)
     result.submission = str(submission)
     return result
 
@@ -122,6 +126,7 @@ def grade_files(
     sandbox: Sandbox,
     session: GradingSession | None = None,
     student_tests: bool = True,
+    known: Mapping[str, TestResult] | None = None,
 ) -> Result:
     start = time.perf_counter()
     result = Result(assignment=assignment.slug, submission=str(submission), sandbox=sandbox.layers)
@@ -132,7 +137,9 @@ def grade_files(
     part1, problems = quiz.grade(assignment.key, submission / "answers.yaml")
     result.notices += problems
     session = session.serves(assignment) if session else GradingSession(assignment)
-    part2 = run_suite(assignment, submission, sandbox, result.notices, session, student_tests)
+    part2 = run_suite(
+        assignment, submission, sandbox, result.notices, session, student_tests, known
+    )
     result.tests = part1 + part2
     redact(result)
     result.seconds = time.perf_counter() - start
@@ -170,6 +177,7 @@ def run_suite(
     notices: list[str],
     session: GradingSession,
     with_student_tests: bool = True,
+    known: Mapping[str, TestResult] | None = None,
 ) -> list[TestResult]:
     source = assignment.reference_source
     try:
@@ -189,7 +197,8 @@ def run_suite(
         plugin = GradingPlugin(
             GradingContext(
                 worker=worker, reference=reference, diagnoser=diagnoser, memo=session.memo
-            )
+            ),
+            known,
         )
         printed = run_pytest(assignment.suite / "test_hidden.py", plugin)
     if plugin.faults:  # before the suite's problems: a fault leaves tests unrecorded
@@ -359,7 +368,7 @@ def run_pytest(path: Path, plugin: GradingPlugin) -> str:
         hermetic_environment(),
         imported_afresh(path.parent),
     ):
-        code = pytest.main(args, plugins=[plugin])
+        code = pytest.main(args, plugins=[plugin, KnownResults(plugin)])
     if code not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
         plugin.errors.append(f"pytest stopped with {code!r}: {printed.getvalue()[-1500:]}")
     return printed.getvalue()

@@ -8,8 +8,9 @@ The grading context lives on ``config.stash`` and is current only while a test r
 
 from __future__ import annotations
 
+import copy
 import zlib
-from collections.abc import Generator
+from collections.abc import Generator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -32,8 +33,13 @@ SUITE_MISTAKES = (NameError, ImportError, SyntaxError, RecursionError, SuiteFaul
 
 
 class GradingPlugin:
-    def __init__(self, grading: GradingContext) -> None:
+    def __init__(
+        self, grading: GradingContext, known: Mapping[str, TestResult] | None = None
+    ) -> None:
         self.grading = grading
+        # results known without running their tests (``grade``'s ``known``): each stands in,
+        # as a copy, where its test would have run
+        self.known = dict(known or {})
         self.results: list[TestResult] = []
         self.collected: list[str] = []
         self.errors: list[str] = []  # a broken suite, not a student
@@ -101,6 +107,7 @@ class GradingPlugin:
             outcome="passed",
             checks=checks,
             printed="\n".join(grading.log.output),
+            ran=sorted(grading.log.ran),
         )
         if call.excinfo is None:
             result.score = value
@@ -121,6 +128,23 @@ class GradingPlugin:
                 result.shape = error.shape
             result.fingerprint = fingerprint_of(grading.log, error)
         self.results.append(result)
+
+
+class KnownResults:
+    """Beside a ``GradingPlugin``: a test whose result is known is recorded in its place, as a
+    copy, and does not run (a plugin of its own: a hook wrapper cannot keep a test from
+    running, and pytest reads hooks only by their names)."""
+
+    def __init__(self, grading: GradingPlugin) -> None:
+        self.grading = grading
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_protocol(self, item: pytest.Item) -> bool | None:
+        known = self.grading.known.get(item.name)
+        if known is None:
+            return None
+        self.grading.results.append(copy.deepcopy(known))
+        return True
 
 
 def rng_for(test_name: str) -> np.random.Generator:
