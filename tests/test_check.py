@@ -39,7 +39,7 @@ def light(monkeypatch):
     minutes and nothing to what these tests look at (tests/test_assignments_check.py runs
     the whole check on every assignment)."""
     for step in ("check_catalogue", "check_engine_forms", "check_mutants"):
-        monkeypatch.setattr(Checker, step, lambda self, *args: None)
+        monkeypatch.setattr(Checker, step, lambda self, *args: lambda: None)
 
 
 MERGE_SUITE = """
@@ -76,7 +76,7 @@ def test_check_flags_a_test_that_fails_for_another_functions_mistake(tmp_path, s
     assignment = Assignment.load(SLUG, suites=tmp_path)
     box = Sandbox.detect("fallback")
     checker = Checker(assignment, box, say=lambda line: None)
-    checker.check_catalogue(grade(assignment, assignment.reference, box))
+    checker.check_catalogue(grade(assignment, assignment.reference, box))()
     flagged = (
         "mistake split-by-reshape costs only tests of split_heads: also fails "
         "test_merge_undoes_split (charged to merge_heads)"

@@ -78,7 +78,7 @@ def tiny(tmp_path, set_up):
 def test_check_names_a_test_that_sets_what_the_handout_does_not_let_it(tmp_path, set_up, fails):
     lines = []
     checker = Checker(tiny(tmp_path, set_up), Sandbox.detect("fallback"), say=lines.append)
-    checker.check_engine_forms()
+    checker.check_engine_forms()()  # queue the forms' gradings, then judge them
     assert bool(checker.failures) == fails, lines
     if fails:
         (failure,) = checker.failures
@@ -165,7 +165,7 @@ def failed_forms(assignment):
     """What `autograder check` fails among the engine's forms: "<form> gets full marks" ->
     the tests it names."""
     checker = Checker(assignment, Sandbox.detect("fallback"), say=lambda line: None)
-    checker.check_engine_forms()
+    checker.check_engine_forms()()  # queue the forms' gradings, then judge them
     return {f.split(":")[1].strip(): f.split(":", 2)[2] for f in checker.failures}
 
 

@@ -144,7 +144,7 @@ def run_catalogue_check(assignment, reference_result, monkeypatch, catalogue):
     which check_catalogue reads too)."""
     monkeypatch.setattr(grading, "load_catalogue", lambda path: catalogue)
     checker = Checker(assignment, Sandbox.detect("fallback"), say=lambda line: None)
-    checker.check_catalogue(reference_result)
+    checker.check_catalogue(reference_result)()
     return checker.failures
 
 

@@ -162,7 +162,7 @@ def tiny(tmp_path, more="", equivalent=""):
 def check_mutants(assignment):
     lines = []
     checker = Checker(assignment, Sandbox.detect("fallback"), say=lines.append)
-    checker.check_mutants({})
+    checker.check_mutants({})()  # queue the mutants, then judge them
     return checker.failures, lines
 
 

@@ -38,6 +38,7 @@ from typing import Any
 
 from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeRemainingColumn
 from rich.progress import Progress as Bar
+from threadpoolctl import threadpool_limits
 
 from autograder import PACKAGE_DIR
 from autograder.course.assignment import Assignment, slugs
@@ -280,6 +281,9 @@ def _start_job(assignment: Assignment, sandbox_mode: str) -> JobState:
     libc = ctypes.CDLL(None, use_errno=True)
     libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM)  # the batch was killed: stop too
     sandbox = policy(sandbox_mode, allow_weak=True)  # the parent enforced it
+    # one job per core: a job's own NumPy (a diagnosis replaying mistakes) takes one thread,
+    # as a spinning BLAS thread pool on a core another job needs wastes both
+    threadpool_limits(1)
     job = JobState(assignment, sandbox, GradingSession(assignment))
     gc.freeze()  # what is loaded now lives all along; spare the collector from walking it
     return job

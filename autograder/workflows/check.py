@@ -44,16 +44,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
 
+from threadpoolctl import threadpool_limits
+
 from autograder.course import leaks
 from autograder.course.assignment import Assignment
 from autograder.course.stubs import has_markers
-from autograder.engine import forms
+from autograder.engine import forms, selection
 from autograder.engine import mutants as mutation
 from autograder.engine.grading import GradingSession, grade, losses
 from autograder.engine.mistakes import Variant
 from autograder.engine.student_tests import STUDENT_TESTS
 from autograder.result import Result, TestResult
-from autograder.sandbox.layers import Sandbox
+from autograder.sandbox.layers import THREAD_VARS, Sandbox
 
 
 class Checker:
@@ -91,6 +93,10 @@ class Checker:
         public = PublicTests(a)  # a pytest of its own, run meanwhile
         self.check_generated()
         self.check_no_printed_answers()
+        # The pool's gradings are queued as soon as their inputs are known, and judged in
+        # order afterwards: the forms need nothing, the variants the reference's record of
+        # what each test ran, the mutants the shapes it traced. No core waits for a phase.
+        forms = self.check_engine_forms()
         with mutation.trace_shapes(filename=f"<reference {a.slug}>") as shapes:
             reference = self.grade(a.reference)
         lost = [
@@ -104,10 +110,11 @@ class Checker:
         for part, what in (("part1", "the blank sheet"), ("part2", "the stubs")):
             earned = sum(t.score for t in starter.part(part))
             self.verify(earned == 0, f"{what} score 0 on {part}", f"got {earned:g}")
+        catalogue = self.check_catalogue(reference)
+        mutants = self.check_mutants(shapes)
         self.check_public_tests(public)
-        self.check_catalogue(reference)
-        self.check_engine_forms()
-        self.check_mutants(shapes)
+        for finish in (catalogue, forms, mutants):
+            finish()
         return not self.failures
 
     def check_generated(self) -> None:
@@ -150,7 +157,8 @@ class Checker:
         ok, tail = public.outcome()
         self.verify(ok, "the public tests pass on the reference", tail)
 
-    def check_catalogue(self, reference: Result) -> None:
+    def check_catalogue(self, reference: Result) -> Finish:
+        """Queues the catalogued variants' gradings; what it returns judges them."""
         catalogue = self.jobs.here.session(self.assignment).catalogue  # the gradings' own
         problems = catalogue.problems(self.assignment.functions)
         self.verify(not problems, "the catalogue covers every function", "; ".join(problems))
@@ -161,7 +169,12 @@ class Checker:
             "no returns: for " + ", ".join(unnamed),
         )
         self.say(f"  grading {len(catalogue.variants)} catalogued variants...")
-        self.graded = self.grade_variants(catalogue.variants)
+        pending = self.submit_variants(catalogue.variants, reference)
+        return lambda: self.judge_catalogue(reference, pending())
+
+    def judge_catalogue(self, reference: Result, graded: dict[str, Result]) -> None:
+        catalogue = self.jobs.here.session(self.assignment).catalogue
+        self.graded = graded
         for variant in catalogue.correct:
             lost = [t.id for t in self.graded[variant.name].part("part2") if not t.passed]
             self.verify(not lost, f"also correct: {variant.name} gets full marks", ", ".join(lost))
@@ -220,15 +233,20 @@ class Checker:
             else "",
         )
 
-    def check_engine_forms(self) -> None:
-        """The forms the engine makes from the reference (engine/forms.py) get full marks."""
+    def check_engine_forms(self) -> Finish:
+        """The forms the engine makes from the reference (engine/forms.py) get full marks.
+        Queues their gradings; what it returns judges them."""
         a = self.assignment
         made = forms.read_only_state(a.reference_source, a.settable)
         made += forms.state_as_lists(a.reference_source, a.handout, a.settable)
         if a.float32:
             made += forms.in_float32(a.reference_source)
         files = [self.reference_files | {a.module_file: form.source} for form in made]
-        for form, result in zip(made, self.jobs.map(grade_job, a, files), strict=True):
+        pending = self.jobs.submit(grade_job, a, [(f, {}) for f in files])
+        return lambda: self.judge_engine_forms(made, pending())
+
+    def judge_engine_forms(self, made: list[forms.Form], results: list[Result]) -> None:
+        for form, result in zip(made, results, strict=True):
             lost = [
                 f"{t.id} ({t.message.splitlines()[0] if t.message else t.outcome})"
                 for t in result.part("part2")
@@ -240,15 +258,21 @@ class Checker:
                 "; ".join(lost) + ": test only what the handout promises" if lost else "",
             )
 
-    def check_mutants(self, shapes: mutation.Shapes) -> None:
-        """Every mutant loses Part 2 points, or suite.yaml lists it as equivalent."""
+    def check_mutants(self, shapes: mutation.Shapes) -> Finish:
+        """Every mutant loses Part 2 points, or suite.yaml lists it as equivalent. Queues
+        their gradings; what it returns judges them."""
         a = self.assignment
         found = mutation.mutants(a.reference_source, shapes)
         self.say(f"  grading {len(found)} mutants of the reference...")
         start = time.perf_counter()
         jobs = [(self.reference_files | {a.module_file: m.source}, m.function) for m in found]
-        killed = self.jobs.map(losses_job, a, jobs)
-        seconds = time.perf_counter() - start
+        pending = self.jobs.submit(losses_job, a, jobs)
+        return lambda: self.judge_mutants(found, pending(), time.perf_counter() - start)
+
+    def judge_mutants(
+        self, found: list[mutation.Mutant], killed: list[list[str]], seconds: float
+    ) -> None:
+        a = self.assignment
         declared = a.equivalent_mutants
         survivors = [m for m, lost in zip(found, killed, strict=True) if not lost]
         for mutant in survivors:
@@ -271,7 +295,7 @@ class Checker:
         equivalent = sum(m.key in declared for m in survivors)
         self.say(
             f"  mutants: {len(found)} generated, {len(found) - len(survivors)} killed, "
-            f"{equivalent} declared equivalent ({seconds:.1f} s)"
+            f"{equivalent} declared equivalent (graded within {seconds:.1f} s of being queued)"
         )
 
     @functools.cached_property
@@ -291,26 +315,43 @@ class Checker:
         parts = [(str(p.relative_to(a.suite)), p.read_text()) for p in suite]
         return digest([*parts, ("settings", f"{box.mode} {box.layers} {box.limits} {a.timeout}")])
 
-    def grade_variants(self, variants: list[Variant]) -> dict[str, Result]:
+    def grade_variants(
+        self, variants: list[Variant], reference: Result | None = None
+    ) -> dict[str, Result]:
+        return self.submit_variants(variants, reference)()
+
+    def submit_variants(
+        self, variants: list[Variant], reference: Result | None = None
+    ) -> Callable[[], dict[str, Result]]:
         """Grade each variant as a submission: the reference with one function replaced, in
         parallel. A grading depends only on the variant's files and ``shared_inputs``; one
-        already in ``gradings`` with the same inputs is reused, not graded again.
+        already in ``gradings`` with the same inputs is reused, not graded again. Returns
+        what waits for the gradings, by variant name.
 
-        The item that grades the student's own tests is left out: a variant changes only the
+        Given the ``reference``'s grading, a variant runs only the tests that ran the function
+        it replaces; the others are the reference's own results (engine/selection.py). The
+        item that grades the student's own tests is left out: a variant changes only the
         module, its test file is the reference's, and that item is checked on the reference."""
         a = self.assignment
         files = {
             v.name: self.reference_files | {a.module_file: v.source(a.reference_source)}
             for v in variants
         }
+        passed = reference.part("part2") if reference else []
+        known = {v.name: selection.unseen(passed, v.replaces, a.reference_source) for v in variants}
         keys = {
             name: digest([("shared", self.shared_inputs), *f.items()]) for name, f in files.items()
         }
         todo = sorted({key for key in keys.values() if key not in self.gradings})
         first = {key: name for name, key in reversed(keys.items())}  # one grading per digest
-        done = self.jobs.map(grade_job, a, [files[first[key]] for key in todo])
-        self.gradings.update(zip(todo, done, strict=True))
-        return {name: copy.deepcopy(self.gradings[key]) for name, key in keys.items()}
+        jobs = [(files[first[key]], known[first[key]]) for key in todo]
+        pending = self.jobs.submit(grade_job, a, jobs)
+
+        def results() -> dict[str, Result]:
+            self.gradings.update(zip(todo, pending(), strict=True))
+            return {name: copy.deepcopy(self.gradings[key]) for name, key in keys.items()}
+
+        return results
 
 
 class PublicTests:
@@ -327,6 +368,7 @@ class PublicTests:
         self.process = subprocess.Popen(
             [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "."],
             cwd=work,
+            env=os.environ | dict.fromkeys(THREAD_VARS, "1"),  # it runs beside the job processes
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
@@ -375,9 +417,14 @@ class Jobs:
         self.here = JobContext(sandbox)
         self.cores = cores or os.cpu_count() or 1
         self.pool: ProcessPoolExecutor | None = None
+        self.limits: threadpool_limits | None = None
 
     def start(self) -> None:
         if self.pool is None and self.cores > 1:
+            # One process per core, and this one grades too: each process's own NumPy takes
+            # one BLAS thread. A spinning BLAS pool on a core another process needs wastes
+            # both (flash-attention's check: a sixth of its CPU time).
+            self.limits = threadpool_limits(1)
             spawn = multiprocessing.get_context("spawn")  # a clean process: no grader state
             mode = self.here.sandbox.mode
             self.pool = ProcessPoolExecutor(
@@ -386,19 +433,29 @@ class Jobs:
             for _ in range(self.cores):  # a pool starts its processes only when given work
                 self.pool.submit(int)
 
-    def map(self, task: Callable[..., T], assignment: Assignment, items: list) -> list[T]:
-        if len(items) < SERIAL_BELOW or self.cores == 1:
-            return [task(assignment, self.here, item) for item in items]
+    def submit(
+        self, task: Callable[..., T], assignment: Assignment, items: list
+    ) -> Callable[[], list[T]]:
+        """Queue ``task`` on each item; what it returns waits for the results, in order.
+        Each item is a job of its own, so the jobs of every phase share the processes to the
+        end (a phase's slowest jobs never leave a core idle)."""
+        if len(items) < SERIAL_BELOW and self.pool is None or self.cores == 1:
+            return lambda: [task(assignment, self.here, item) for item in items]
         self.start()
         assert self.pool is not None
-        chunk = max(1, len(items) // (4 * self.cores))
-        work = [(task, assignment, item) for item in items]
-        return list(self.pool.map(_run, work, chunksize=chunk))
+        futures = [self.pool.submit(_run, (task, assignment, item)) for item in items]
+        return lambda: [future.result() for future in futures]
+
+    def map(self, task: Callable[..., T], assignment: Assignment, items: list) -> list[T]:
+        return self.submit(task, assignment, items)()
 
     def close(self) -> None:
         if self.pool is not None:
             self.pool.shutdown(cancel_futures=True)
             self.pool = None
+        if self.limits is not None:
+            self.limits.restore_original_limits()
+            self.limits = None
 
     def __enter__(self) -> Jobs:
         return self
@@ -408,6 +465,7 @@ class Jobs:
 
 
 T = TypeVar("T")
+Finish = Callable[[], None]  # what judges a step's gradings, once they are done
 SERIAL_BELOW = 8  # jobs: fewer are graded in this process, one after the other
 # A job process's context: a ProcessPool initializer has no other place to leave it.
 _job: dict[str, JobContext] = {}
@@ -415,6 +473,7 @@ _job: dict[str, JobContext] = {}
 
 def _start(mode: str) -> None:
     """Runs once per job process."""
+    threadpool_limits(1)  # see Jobs.start
     _job["context"] = JobContext(Sandbox.detect(mode))
 
 
@@ -429,11 +488,17 @@ def written(files: dict[str, str], folder: Path) -> Path:
     return folder
 
 
-def grade_job(assignment: Assignment, context: JobContext, files: dict[str, str]) -> Result:
-    """A variant's or a form's grading, without the student-tests item (see grade_variants)."""
+def grade_job(
+    assignment: Assignment,
+    context: JobContext,
+    job: tuple[dict[str, str], dict[str, TestResult]],
+) -> Result:
+    """A variant's or a form's grading, without the student-tests item and the tests whose
+    results are known (see submit_variants)."""
+    files, known = job
     with tempfile.TemporaryDirectory() as tmp:
         folder, session = written(files, Path(tmp)), context.session(assignment)
-        return grade(assignment, folder, context.sandbox, session, student_tests=False)
+        return grade(assignment, folder, context.sandbox, session, False, known)
 
 
 def losses_job(
