@@ -37,7 +37,8 @@ def timed(code: Path, slug: str) -> tuple[float, float]:
     env = os.environ | {"PYTHONPATH": str(code), "AUTOGRADER_ROOT": str(ROOT)}
     command = [sys.executable, "-m", "autograder", "check", "-q", slug]
     cpu, start = busy_seconds(), time.monotonic()
-    done = subprocess.run(command, env=env, capture_output=True, text=True)
+    # run from ``code``: `python -m` puts the working folder first on the import path
+    done = subprocess.run(command, cwd=code, env=env, capture_output=True, text=True)
     wall = time.monotonic() - start
     if done.returncode != 0:
         sys.exit(f"{code.name}: check {slug} failed:\n{done.stdout[-2000:]}{done.stderr[-2000:]}")
@@ -60,6 +61,16 @@ def main() -> None:
             check=True,
         )
         try:
+            for code in (ROOT, other):
+                found = subprocess.run(
+                    [sys.executable, "-c", "import autograder; print(autograder.__file__)"],
+                    cwd=code,
+                    env=os.environ | {"PYTHONPATH": str(code)},
+                    capture_output=True,
+                    text=True,
+                ).stdout.strip()
+                if not found.startswith(str(code)):
+                    sys.exit(f"the grader in {code} imports {found or 'nothing'}, not its own")
             rows = []
             for slug in args.slugs or SLUGS:
                 runs: dict[str, list[tuple[float, float]]] = {"this": [], "other": []}

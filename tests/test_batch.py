@@ -408,3 +408,21 @@ def test_one_submission_is_not_taken_for_a_class(tmp_path):
     (tmp_path / "notes").mkdir()  # a submission with a folder of its own, and its files
     shutil.copy(assignment.reference / "answers.yaml", tmp_path / "answers.yaml")
     assert not batch.holds_a_class(tmp_path, assignment)
+
+
+def blas_threads_of_a_job(slug: str) -> int:
+    from threadpoolctl import threadpool_info
+
+    batch._start_job(Assignment.load(slug), "fallback")
+    return max(pool["num_threads"] for pool in threadpool_info())
+
+
+def test_a_job_process_takes_one_blas_thread():
+    """One job per core: a job's own NumPy (a diagnosis replaying mistakes) must not spin a
+    BLAS thread pool on the cores the other jobs grade on."""
+    import concurrent.futures
+    import multiprocessing
+
+    spawn = multiprocessing.get_context("spawn")
+    with concurrent.futures.ProcessPoolExecutor(1, mp_context=spawn) as pool:
+        assert pool.submit(blas_threads_of_a_job, SLUG).result(timeout=120) == 1
