@@ -93,7 +93,9 @@ def _encode(
         if array.nbytes + sum(len(b) for b in blobs) > MAX_FRAME:
             return {"t": "unsupported", "type": f"array of {array.nbytes} bytes (too large)"}
         buffer = io.BytesIO()
-        np.save(buffer, np.ascontiguousarray(array), allow_pickle=False)
+        # C order, shape kept: np.ascontiguousarray would make a 0-d array (a NumPy scalar
+        # such as np.int64(4200)) one of shape (1,)
+        np.save(buffer, array if array.flags.c_contiguous else array.copy(), allow_pickle=False)
         blobs.append(buffer.getvalue())
         tag = "scalar" if isinstance(value, np.generic) else "ndarray"
         return {"t": tag, "blob": len(blobs) - 1}
