@@ -76,9 +76,10 @@ def explain(mistakes: list[Variant]) -> str:
     return "\n".join(lines)
 
 
-def diagnose(got: Any) -> list[Variant]:
+def diagnose(got: Any, seen: Callable[[Any], Any] = lambda value: value) -> list[Variant]:
     """Catalogued mistakes that, on the calls that produced ``got``, give ``got`` too, where
-    the reference gives something else.
+    the reference gives something else. ``seen`` keeps of a replay's value what the test
+    grades (``graded_part``): a test that grades some positions only compares them alone.
 
     The call is replayed on each variant. When an argument of that call was itself returned by
     the student's code (``merge_heads(split_heads(X, h))``), the variant replays that call too,
@@ -89,23 +90,45 @@ def diagnose(got: Any) -> list[Variant]:
     if ctx is None or call is None:
         return []
     try:
-        expected = replay(ctx, ctx.reference, call)
+        expected = seen(replay(ctx, ctx.reference, call))
     except Exception:
         return []  # the reference refuses this input: there is nothing to diagnose against
-    return [v for v, candidate in giving(ctx, call, got) if not matches(candidate, expected)]
+    return [v for v, candidate in giving(ctx, call, got, seen) if not matches(candidate, expected)]
 
 
-def giving(ctx: context.GradingContext, call: Call, got: Any) -> list[tuple[Variant, Any]]:
-    """Each catalogued mistake whose replay of ``call`` gives ``got``, with what it gave."""
+def giving(
+    ctx: context.GradingContext,
+    call: Call,
+    got: Any,
+    seen: Callable[[Any], Any] = lambda value: value,
+) -> list[tuple[Variant, Any]]:
+    """Each catalogued mistake whose replay of ``call`` gives ``got`` (where the test grades
+    it, see ``diagnose``), with what it gave."""
     found = []
     for variant in ctx.diagnoser.mistakes:
         try:
-            candidate = replay(ctx, ctx.diagnoser.module(variant), call)
+            candidate = seen(replay(ctx, ctx.diagnoser.module(variant), call))
         except Exception:
             continue  # this mistake fails loudly on this input: nothing to match
         if matches(got, candidate) and leaves_same_state(ctx, ctx.diagnoser.module(variant), call):
             found.append((variant, candidate))
     return found
+
+
+def graded_part(got: Any, graded: Any) -> Callable[[Any], Any]:
+    """What a replay gives, where a test grades only the positions ``graded`` (a boolean array
+    broadcasting to ``got``): the student's own value elsewhere, so only graded positions can
+    differ. The identity without ``graded``, or for a value not shaped like ``got``."""
+    if graded is None or not isinstance(got, np.ndarray):
+        return lambda value: value
+    where = np.asarray(graded, dtype=bool)
+
+    def seen(value: Any) -> Any:
+        if isinstance(value, np.ndarray) and value.shape == got.shape:
+            return np.where(where, value, got)
+        return value
+
+    return seen
 
 
 def leaves_same_state(ctx: context.GradingContext, module: types.ModuleType, call: Call) -> bool:
@@ -268,19 +291,22 @@ def failure(
     atol: float = ATOL,
     values: bool = True,
     cause: str = "",
+    graded: Any = None,
 ) -> Feedback:
     """The feedback on a wrong ``got``: when the student's code that returned it is wrong only
     through another of their functions, that function is named instead; otherwise the
     catalogued mistakes it matches, and how it differs from ``want`` in plain words, or else
-    ``cause``, the check's own words for what is wrong."""
+    ``cause``, the check's own words for what is wrong. ``graded``: the only positions the
+    test grades, and so the only ones a replay is compared on (see ``graded_part``)."""
     ctx = context.current()
     call = ctx.log.origin(got) if ctx else None
+    seen = graded_part(got, graded)
     if ctx is not None and call is not None:
-        culprits = at_fault(ctx, call, lambda replayed: same_value(got, replayed))
+        culprits = at_fault(ctx, call, lambda replayed: same_value(got, seen(replayed)))
         if culprits:
             detail, cause = cascade(call.function, culprits)
-            return Feedback(detail, diagnose(got), cause=cause, blame=culprits)
-    mistakes = diagnose(got)
+            return Feedback(detail, diagnose(got, seen), cause=cause, blame=culprits)
+    mistakes = diagnose(got, seen)
     # The generic shape is kept even where a catalogued mistake is named (class insight).
     shape = error_shape(got, want, rtol, atol, values) if want is not None else None
     if mistakes:
