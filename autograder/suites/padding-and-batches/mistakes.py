@@ -12,7 +12,8 @@ cross-attention masking the queries' side instead of the keys'.
 
 Two mistakes that would make sense here are left out on purpose, because on every graded call
 they give exactly what another entry gives, so the feedback could never tell them apart: a
-multi-head attention that ignores `causal` (the same as `attention-mask-forgets-causal`) and a
+multi-head attention that never applies the causal mask (the same as
+`attention-mask-forgets-causal`; one that always applies it is `mha-ignores-causal`) and a
 batched attention that ignores its mask (the same, through cross-attention, as
 `cross-ignores-padding`), and an attention mask transposed (with causal=False the same as
 `attention-mask-query-axis`, and with causal=True the same as the future left open).
@@ -200,6 +201,21 @@ def attention_mask_forgets_causal(lengths, T, causal=True):
     return padding_mask(lengths, T)[:, None, :] & np.ones((T, T), dtype=bool)
 
 
+@catalogue.mistake(
+    "attention-mask-not-broadcast",
+    title="with causal=False the (B, 1, T) key mask is returned, not the (B, T, T) mask",
+    replaces="attention_mask",
+    why="With causal=False your attention_mask returns the padding mask with a size-1 query "
+    "axis, (B, 1, T). It would broadcast against the scores, but the handout's attention_mask "
+    "returns the full (B, T, T) mask in both cases.",
+    hint="Broadcast the key mask over the query axis (np.broadcast_to, or & with a (T, T) array "
+    "of True) before returning it.",
+)
+def attention_mask_not_broadcast(lengths, T, causal=True):
+    keys = padding_mask(lengths, T)[:, None, :]
+    return keys & tril(T, T) if causal else keys
+
+
 # -- batched_attention ----------------------------------------------------------------------
 
 
@@ -288,6 +304,45 @@ def batched_no_max_subtraction(Q, K, V, mask=None):
 )
 def batched_no_scale(Q, K, V, mask=None):
     weights = softmax(hide(Q @ np.swapaxes(K, -1, -2), mask))
+    return weights, weights @ V
+
+
+@catalogue.mistake(
+    "batched-max-before-masking",
+    title="the row maximum (or the softmax) is taken over the masked keys too",
+    replaces="batched_attention",
+    why="You subtracted a row maximum taken over every key, masked ones included (or took the "
+    "softmax over every key and dropped the masked weights afterwards). When a masked key has "
+    "a much larger score than the real ones, the real keys' exponentials all underflow to 0, "
+    "and the row loses its weights although the true ones are ordinary numbers.",
+    hint="Mask first (-inf on the masked scores), then take each row's maximum over what is "
+    "left: the softmax must never see a masked key.",
+)
+def batched_max_before_masking(Q, K, V, mask=None):
+    scores = Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1])
+    top = scores.max(axis=-1, keepdims=True)
+    e = np.exp(hide(scores, mask) - top)
+    total = e.sum(axis=-1, keepdims=True)
+    weights = e / np.where(total > 0, total, 1.0)
+    return weights, weights @ V
+
+
+@catalogue.mistake(
+    "batched-global-max",
+    title="the softmax subtracts the maximum of all the scores, not of each row",
+    replaces="batched_attention",
+    why="You subtracted one maximum, over the whole score tensor, instead of each row's own. "
+    "A row whose scores are all far below that maximum underflows: every exponential is 0 and "
+    "0 / 0 gives NaN, although its true weights are ordinary numbers.",
+    hint="Take the maximum along the keys, keeping the axis (axis=-1, keepdims=True), so that "
+    "every row is shifted by its own largest allowed score.",
+)
+def batched_global_max(Q, K, V, mask=None):
+    scores = hide(Q @ np.swapaxes(K, -1, -2) / np.sqrt(Q.shape[-1]), mask)
+    allowed = np.isfinite(scores)
+    e = np.exp(scores - np.max(scores, initial=-np.inf, where=allowed))
+    total = e.sum(axis=-1, keepdims=True)
+    weights = np.where(allowed.any(axis=-1, keepdims=True), e / total, 0.0)
     return weights, weights @ V
 
 
@@ -392,6 +447,38 @@ def mha_no_output_projection(X, lengths, Wq, Wk, Wv, Wo, h, causal=True):
     q, k, v = (split(X @ W, h) for W in (Wq, Wk, Wv))
     _, heads = batched_attention(q, k, v, attention_mask(lengths, X.shape[1], causal)[:, None])
     return merge(heads)
+
+
+@catalogue.mistake(
+    "mha-ignores-causal",
+    title="causal=False is never passed on: the attention is always causal",
+    replaces="multi_head_attention",
+    why="Your multi-head attention builds its mask without passing causal on, so it takes "
+    "attention_mask's default, causal=True, and with causal=False each token still sees only "
+    "the ones before it.",
+    hint="Pass the causal argument through: attention_mask(lengths, T, causal).",
+)
+def mha_ignores_causal(X, lengths, Wq, Wk, Wv, Wo, h, causal=True):
+    q, k, v = (split(X @ W, h) for W in (Wq, Wk, Wv))
+    _, heads = batched_attention(q, k, v, attention_mask(lengths, X.shape[1])[:, None])
+    return merge(heads) @ Wo
+
+
+@catalogue.mistake(
+    "mha-heads-interleaved",
+    title="each head takes every h-th column instead of a block of d_head columns",
+    replaces="multi_head_attention",
+    why="You split the columns as (d_head, h) instead of (h, d_head), so head i gets columns "
+    "i, i + h, i + 2h, ... instead of the block i * d_head to (i + 1) * d_head. Merging the "
+    "same way gives the columns back, but each head attends with the wrong features.",
+    hint="Reshape (B, T, C) to (B, T, h, d_head), heads before the head width, then move the "
+    "head axis forward.",
+)
+def mha_heads_interleaved(X, lengths, Wq, Wk, Wv, Wo, h, causal=True):
+    B, T, C = X.shape
+    q, k, v = ((X @ W).reshape(B, T, C // h, h).transpose(0, 3, 1, 2) for W in (Wq, Wk, Wv))
+    _, heads = batched_attention(q, k, v, attention_mask(lengths, T, causal)[:, None])
+    return heads.transpose(0, 2, 3, 1).reshape(B, T, C) @ Wo
 
 
 # -- cross_attention ------------------------------------------------------------------------
@@ -575,6 +662,20 @@ def cross_each_sequence_alone(X, Y, y_lengths, Wq, Wk, Wv, Wo, h):
         )
         out[b] = (merge(batched_attention(q, k, v)[1]) @ Wo)[0]
     return out
+
+
+@catalogue.mistake(
+    "cross-no-output-projection",
+    title="the merged heads are returned without Wo",
+    replaces="cross_attention",
+    why="Your cross-attention returns the merged heads without multiplying by Wo. The output "
+    "projection mixes the heads; without it the result is just the heads side by side.",
+    hint="After merging the heads, apply the fourth weight matrix, as multi_head_attention does.",
+)
+def cross_no_output_projection(X, Y, y_lengths, Wq, Wk, Wv, Wo, h):
+    q, k, v = split(X @ Wq, h), split(Y @ Wk, h), split(Y @ Wv, h)
+    _, heads = batched_attention(q, k, v, padding_mask(y_lengths, Y.shape[1])[:, None, None, :])
+    return merge(heads)
 
 
 @catalogue.also_correct("cross-einsum-heads", replaces="cross_attention")
