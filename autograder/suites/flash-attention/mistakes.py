@@ -237,6 +237,39 @@ def masked_row_nan(m, l, acc, scores, V_block):
     return m_new, alpha * l + p.sum(axis=1), alpha[:, None] * acc + p @ V_block
 
 
+@catalogue.mistake(
+    "update-returns-block-max",
+    title="the m returned is this block's maximum, not the running maximum",
+    replaces="online_softmax_update",
+    why="Your l and acc are rescaled to the running maximum, but the m you return is the "
+    "maximum of this block alone. The next step then rescales by the wrong amount: l and acc "
+    "are kept relative to a maximum that m no longer records.",
+    hint="Return m_new = max(m, the block's row maxima), the maximum l and acc were rescaled to.",
+)
+def update_returns_block_max(m, l, acc, scores, V_block):
+    m_new = np.maximum(m, scores.max(axis=1))
+    shift = finite_or_zero(m_new)
+    alpha = np.exp(m - shift)
+    p = np.exp(scores - shift[:, None])
+    return scores.max(axis=1), alpha * l + p.sum(axis=1), alpha[:, None] * acc + p @ V_block
+
+
+@catalogue.mistake(
+    "update-masked-row-m-zero",
+    title="a fully masked row comes back with m = 0, not -inf",
+    replaces="online_softmax_update",
+    why="For a row that has seen only -inf you return the shift you used (0) as its running "
+    "maximum. The handout asks such a row to keep m = -inf: with m = 0, a later block whose "
+    "scores are all far below 0 is rescaled against a maximum that was never seen.",
+    hint="Use 0 only as the shift inside the exponentials; return m_new itself, -inf included.",
+)
+def update_masked_row_m_zero(m, l, acc, scores, V_block):
+    shift = finite_or_zero(np.maximum(m, scores.max(axis=1)))
+    alpha = np.exp(m - shift)
+    p = np.exp(scores - shift[:, None])
+    return shift, alpha * l + p.sum(axis=1), alpha[:, None] * acc + p @ V_block
+
+
 # -- chunked_attention ----------------------------------------------------------------------
 
 
@@ -346,6 +379,39 @@ def causal_mask_block_local(Q, K, V, block_size=128, causal=False):
         if causal:
             keep = np.arange(stop - start)[None, :] <= np.arange(T)[:, None]
             scores = np.where(keep, scores, -np.inf)
+        m, l, acc = online_softmax_update(m, l, acc, scores, V[start:stop])
+    return acc / l[:, None], m + np.log(l)
+
+
+@catalogue.mistake(
+    "chunked-scale-twice",
+    title="the scores are divided by sqrt(d) twice (by d)",
+    replaces="chunked_attention",
+    why="Your scores are divided by sqrt(d) twice, so by d in all. The online softmax is "
+    "exact, but of scores that are too small: the weights come out too flat.",
+    hint="Scale Q·Kᵀ once, by 1 / sqrt(d): either Q before the product or the scores after it.",
+)
+def chunked_scale_twice(Q, K, V, block_size=128, causal=False):
+    scale = 1 / Q.shape[1]
+    m, l, acc = online_pass(Q, K, V, key_blocks(len(K), block_size), causal, scale=scale)
+    return acc / l[:, None], m + np.log(l)
+
+
+@catalogue.mistake(
+    "chunked-mask-fill-zero",
+    title="masked scores are set to 0 instead of -inf",
+    replaces="chunked_attention",
+    why="You multiplied the scores by the causal mask, so a future key gets the score 0 "
+    "instead of -inf. A score of 0 still gets the weight exp(0 - m), so the future leaks in.",
+    hint="What score makes exp give a weight of exactly 0? It is -inf, not 0: use np.where.",
+)
+def chunked_mask_fill_zero(Q, K, V, block_size=128, causal=False):
+    T = len(Q)
+    m, l, acc = empty_state(T, V.shape[1])
+    for start, stop in key_blocks(len(K), block_size):
+        scores = Q @ K[start:stop].T / np.sqrt(Q.shape[1])
+        if causal:
+            scores = scores * (np.arange(start, stop)[None, :] <= np.arange(T)[:, None])
         m, l, acc = online_softmax_update(m, l, acc, scores, V[start:stop])
     return acc / l[:, None], m + np.log(l)
 

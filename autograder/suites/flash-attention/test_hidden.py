@@ -47,16 +47,21 @@ def qkv(rng, T, S, scale=1.0):
 # -- attention_flops: 6 ---------------------------------------------------------------------
 
 
+def expect_an_int(got, call):
+    """The handout's counts are ints (a NumPy integer is one too)."""
+    check(
+        isinstance(got, int | np.integer) and not isinstance(got, bool),
+        f"{call} returned {type(got).__name__} {got!r}; the handout asks for an int",
+        cause="the count is not an int: math.pow and / give floats (use ** and //)",
+    )
+
+
 @points(3, checks="attention_flops")
 def test_attention_flops_small(student, reference):
     """4 * B * H * T^2 * d_head for small shapes (B, H, T, d_head all different)"""
     for shape in [(2, 3, 5, 7), (1, 4, 6, 3), (3, 1, 9, 2)]:
         got = student.attention_flops(*shape)
-        check(
-            isinstance(got, int | np.integer) and not isinstance(got, bool),
-            f"attention_flops{shape} returned {type(got).__name__} {got!r}; the handout asks "
-            "for an int (math.pow and / give floats: use ** and //)",
-        )
+        expect_an_int(got, f"attention_flops{shape}")
         expect(got, reference.attention_flops(*shape))
 
 
@@ -73,7 +78,9 @@ def test_attention_flops_real_model(student, reference):
 def test_score_bytes_values(student, reference):
     """B * H * T^2 * bytes_per_value, for float16, float32 and float64"""
     for shape, size in [((2, 3, 5), 2), ((1, 4, 6), 8), ((8, 40, 4096), 4)]:
-        expect(student.score_bytes(*shape, size), reference.score_bytes(*shape, size))
+        got = student.score_bytes(*shape, size)
+        expect_an_int(got, f"score_bytes{(*shape, size)}")
+        expect(got, reference.score_bytes(*shape, size))
 
 
 @points(2, checks="score_bytes")
@@ -210,10 +217,13 @@ def test_chunked_lse(student, reference, rng):
 
 @points(6, checks="chunked_attention")
 def test_chunked_causal(student, reference, rng):
-    """causal=True: query i sees key j when j <= i (T = S = 11, blocks of 4 and 3)"""
+    """causal=True: query i sees key j when j <= i (T = S = 11, blocks of 4 and 3; and
+    T = S = 300, blocks of 32, past any tile of 64 to 256 queries a student may make)"""
     Q, K, V = qkv(rng, 11, 11)
     for block_size in (4, 3):
         expect_chunked(student, reference, Q, K, V, block_size=block_size, causal=True)
+    Q, K, V = qkv(rng, 300, 300)
+    expect_chunked(student, reference, Q, K, V, block_size=32, causal=True)
 
 
 @points(3, checks="chunked_attention")
