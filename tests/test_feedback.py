@@ -28,6 +28,7 @@ from autograder.sandbox.layers import Sandbox
 from autograder.sandbox.runner import calls
 from autograder.sandbox.worker import StudentRaised
 from autograder.suite import check, expect, raises
+from tests.tiny import tiny_assignment
 
 SLUG = "masks-and-heads"
 SCHEMA = Path(__file__).parent.parent / "autograder" / "schemas" / "gradescope-results.json"
@@ -739,3 +740,55 @@ MATCH_CASES = [
 @pytest.mark.parametrize("got, want", MATCH_CASES)
 def test_matches_says_what_problem_would_without_the_words(got, want):
     assert matches(got, want) == (problem(got, want) is None)
+
+
+# -- graded positions -----------------------------------------------------------------------
+
+GRADED_REFERENCE = '''
+def double(x):
+    """2 x; the last position is free (like a padded query)."""
+    ### BEGIN SOLUTION
+    return 2 * x
+    ### END SOLUTION
+'''
+
+GRADED_SUITE = '''
+import numpy as np
+from autograder.suite import expect, points
+
+
+@points(10, checks="double")
+def test_double(student, reference, rng):
+    """2 x, the last position not graded"""
+    x = rng.normal(size=4) + 3
+    expect(student.double(x), reference.double(x), graded=np.array([True, True, True, False]))
+'''
+
+GRADED_MISTAKES = """
+from autograder.suite import Catalogue
+
+catalogue = Catalogue()
+
+
+@catalogue.mistake("triple", title="x is tripled", replaces="double", why="3 x.", hint="2 x.")
+def triple(x):
+    return 3 * x
+"""
+
+
+@pytest.mark.parametrize(
+    ("body", "passed", "named"),
+    [
+        ("y = 2 * x; y[-1] = 99.0; return y", True, []),  # the free position is not compared
+        ("y = 3 * x; y[-1] = 0.0; return y", False, ["triple"]),  # nor is it in the diagnosis
+        ("y = 2 * x; y[0] = 99.0; return y", False, []),  # a graded one is
+    ],
+)
+def test_only_the_graded_positions_are_compared_and_diagnosed(tmp_path, body, passed, named):
+    assignment = tiny_assignment(tmp_path, GRADED_REFERENCE, GRADED_SUITE, "functions: [double]\n")
+    (assignment.suite / "mistakes.py").write_text(GRADED_MISTAKES)
+    submission = tmp_path / "submission"
+    submission.mkdir()
+    (submission / "tiny.py").write_text(f"def double(x):\n    {body}\n")
+    (test,) = grade(assignment, submission, Sandbox.detect("fallback")).part("part2")
+    assert (test.passed, test.mistakes) == (passed, named), test.message
