@@ -63,6 +63,7 @@ def online_pass(Q, K, V, blocks, causal, scale=None, masked=True, skip_diagonal=
             scores = causal_block(scores, rows, start, stop)
         state = online_softmax_update(m[rows], l[rows], acc[rows], scores, V[start:stop])
         m[rows], l[rows], acc[rows] = state
+        del scores, state  # as the reference: a mistake elsewhere must not cost memory too
     return m, l, acc
 
 
