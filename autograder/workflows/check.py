@@ -439,7 +439,7 @@ class Jobs:
         """Queue ``task`` on each item; what it returns waits for the results, in order.
         Each item is a job of its own, so the jobs of every phase share the processes to the
         end (a phase's slowest jobs never leave a core idle)."""
-        if len(items) < SERIAL_BELOW and self.pool is None or self.cores == 1:
+        if self.cores == 1 or (self.pool is None and len(items) < SERIAL_BELOW):
             return lambda: [task(assignment, self.here, item) for item in items]
         self.start()
         assert self.pool is not None
@@ -498,7 +498,7 @@ def grade_job(
     files, known = job
     with tempfile.TemporaryDirectory() as tmp:
         folder, session = written(files, Path(tmp)), context.session(assignment)
-        return grade(assignment, folder, context.sandbox, session, False, known)
+        return grade(assignment, folder, context.sandbox, session, student_tests=False, known=known)
 
 
 def losses_job(
