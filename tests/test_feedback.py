@@ -12,6 +12,7 @@ from pathlib import Path
 import jsonschema
 import numpy as np
 import pytest
+from tiny import tiny_assignment
 
 from autograder import report
 from autograder.cli import main
@@ -28,7 +29,6 @@ from autograder.sandbox.layers import Sandbox
 from autograder.sandbox.runner import calls
 from autograder.sandbox.worker import StudentRaised
 from autograder.suite import check, expect, raises
-from tests.tiny import tiny_assignment
 
 SLUG = "masks-and-heads"
 SCHEMA = Path(__file__).parent.parent / "autograder" / "schemas" / "gradescope-results.json"

@@ -12,13 +12,13 @@ from pathlib import Path
 
 import pytest
 from threadpoolctl import threadpool_info
+from tiny import tiny_assignment
 
 from autograder.course.assignment import Assignment
 from autograder.engine.grading import grade
 from autograder.engine.selection import traceable, unseen
 from autograder.sandbox.layers import Sandbox
 from autograder.workflows.check import Checker, JobContext, Jobs
-from tests.tiny import tiny_assignment
 
 PLAIN = """
 import numpy as np
