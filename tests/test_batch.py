@@ -25,6 +25,7 @@ from autograder.platforms.nbgrader import notebook
 from autograder.result import Result, TestResult
 from autograder.sandbox.layers import Sandbox
 from autograder.workflows import batch
+from autograder.workflows.grade import holds_a_class
 from autograder.workflows.records import Record, load_record
 
 ROOT = Path(__file__).parents[1]
@@ -403,11 +404,11 @@ def test_grade_on_a_class_says_to_use_grade_batch(tmp_path, capsys, layout):
 
 def test_one_submission_is_not_taken_for_a_class(tmp_path):
     assignment = Assignment.load(SLUG)
-    assert not batch.holds_a_class(assignment.reference, assignment)
-    assert not batch.holds_a_class(assignment.starter, assignment)
+    assert not holds_a_class(assignment.reference, assignment)
+    assert not holds_a_class(assignment.starter, assignment)
     (tmp_path / "notes").mkdir()  # a submission with a folder of its own, and its files
     shutil.copy(assignment.reference / "answers.yaml", tmp_path / "answers.yaml")
-    assert not batch.holds_a_class(tmp_path, assignment)
+    assert not holds_a_class(tmp_path, assignment)
 
 
 def blas_threads_of_a_job(slug: str) -> int:

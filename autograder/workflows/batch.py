@@ -13,6 +13,7 @@ both are unchanged. ``scores.csv`` is written (atomically) from the results file
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import csv
 import ctypes
@@ -46,11 +47,17 @@ from autograder.engine.grading import GradingSession
 from autograder.errors import SuiteError, UsageError
 from autograder.platforms.record import grade_for_record, policy
 from autograder.result import Result, TestResult, write_json
-from autograder.sandbox.layers import Sandbox
+from autograder.sandbox.layers import MODES, Sandbox
 from autograder.standalone.escape import csv_cell
 from autograder.tree import TreeTooBig, walk_files
 from autograder.workflows import term
 from autograder.workflows.collect import MANIFEST, read_manifest
+from autograder.workflows.command import (
+    Command,
+    add_allow_weak_option,
+    add_course_file_option,
+    add_course_option,
+)
 from autograder.workflows.records import DONE, RESULTS, Record, graded_code, load_record
 from autograder.workflows.term import Charge
 
@@ -119,22 +126,6 @@ def discover(folder: Path, assignment: Assignment) -> list[Submission]:
             sub.folder, sub.status = None, "failed"
             sub.notes.append("the collected folder is missing")
     return sorted(found, key=lambda s: s.student.casefold())
-
-
-def holds_a_class(folder: Path, assignment: Assignment) -> bool:
-    """Whether ``folder`` is a class (collect's manifest, or folders holding the assignment's
-    files) rather than one submission, which has those files itself."""
-    own = (f"{assignment.module}.py", "answers.yaml")
-    if (folder / MANIFEST).is_file():
-        return True
-    if any((folder / name).is_file() for name in own):
-        return False
-    children = [p for p in folder.iterdir() if p.is_dir() and not p.name.startswith(".")]
-    return any(
-        (child / name).is_file() or (child / assignment.slug / name).is_file()
-        for child in children
-        for name in own
-    )
 
 
 def through_a_link(root: Path, path: Path) -> bool:
@@ -636,3 +627,46 @@ def atomic_write_text(path: Path, text: str) -> None:
         f.write(text)
     os.chmod(tmp, 0o644)
     os.replace(tmp, path)
+
+
+# -- the command --------------------------------------------------------------------------------
+
+
+def run(args: argparse.Namespace) -> int:
+    assignment = Assignment.load(args.assignment, args.course)
+    grade_batch(
+        assignment,
+        Path(args.submissions),
+        Path(args.out),
+        jobs=args.jobs,
+        shard=parse_shard(args.shard),
+        sandbox_mode=args.sandbox,
+        allow_weak_sandbox=args.allow_weak_sandbox,
+        course_file=term.course_file(args.course_file, assignment.root, slugs()),
+    )
+    return 0
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("assignment", metavar="ASSIGNMENT", help="the assignment slug")
+    p.add_argument("submissions", metavar="SUBMISSIONS_DIR", help="one folder per student")
+    p.add_argument("--out", required=True, metavar="DIR", help="where results go")
+    p.add_argument("--jobs", type=int, help="parallel graders (default: the number of cores)")
+    p.add_argument("--shard", metavar="K/N", help="grade only shard K of N (a stable split)")
+    p.add_argument("--sandbox", choices=MODES, default="auto", help="isolation for the workers")
+    add_allow_weak_option(p)
+    add_course_option(p)
+    add_course_file_option(p)
+
+
+COMMAND = Command(
+    "grade-batch",
+    help="grade a whole class in parallel into results.json files and scores.csv",
+    description="Grade every submission in SUBMISSIONS_DIR: the folders collect writes "
+    "(with manifest.json), nbgrader's submitted/<student>/<assignment>/, or any folder of "
+    "folders named by student id. Writes DIR/<student>/results.json and DIR/scores.csv. "
+    "Re-running skips submissions whose content and grader are unchanged, so an "
+    "interrupted batch resumes where it stopped.",
+    add_arguments=add_arguments,
+    run=run,
+)

@@ -11,6 +11,7 @@ or were not graded. Instructor's eyes only: it names students and quotes the cat
 
 from __future__ import annotations
 
+import argparse
 import base64
 import statistics
 from collections import Counter
@@ -30,6 +31,7 @@ from autograder.workflows.batch import (
     read_state,
     test_column,
 )
+from autograder.workflows.command import Command
 from autograder.workflows.gradebook import course_of
 from autograder.workflows.records import Record, load_record
 
@@ -385,3 +387,39 @@ def write(out: Path, min_cluster: int = clusters.MIN_SIZE) -> ClassStats:
     atomic_write_text(out / "report.md", text)
     atomic_write_text(out / "report.html", to_html(stats, images, extra.html))
     return stats
+
+
+# -- the command------------------------------------------------------------------------------------
+
+
+def run(args: argparse.Namespace) -> int:
+    stats = write(Path(args.folder), getattr(args, "min_cluster", clusters.MIN_SIZE))
+    print(f"class report for {len(stats.students)} students: {Path(args.folder) / 'report.html'}")
+    if args.summary_to:
+        with open(args.summary_to, "a") as summary:
+            summary.write(job_summary(stats))
+    return 0
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("folder", metavar="DIR", help="a grade-batch or merge output folder")
+    p.add_argument(
+        "--summary-to",
+        metavar="FILE",
+        help="also append a short Markdown summary (distribution, frequent mistakes, no names) "
+        "to FILE, e.g. $GITHUB_STEP_SUMMARY",
+    )
+    clusters.add_min_cluster_option(p)
+
+
+COMMAND = Command(
+    "report",
+    help="write the class report (Markdown and HTML with charts) for a batch folder",
+    description="Read a grade-batch or merge output folder DIR and write DIR/report.md "
+    "(images in DIR/report-images/) and DIR/report.html (one file, works offline): score "
+    "histograms, pass rate per test worst first, the most frequent diagnosed mistakes with "
+    "who made them, and the submissions that timed out, crashed or misbehaved. For the "
+    "instructor only: it names students.",
+    add_arguments=add_arguments,
+    run=run,
+)

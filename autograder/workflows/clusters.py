@@ -21,6 +21,7 @@ reviews: never into the suite.
 
 from __future__ import annotations
 
+import argparse
 import ast
 import difflib
 import re
@@ -32,6 +33,7 @@ from pathlib import Path
 from autograder import PACKAGE_DIR
 from autograder.errors import UsageError
 from autograder.result import TestResult
+from autograder.workflows.command import positive
 from autograder.workflows.records import Record
 
 MIN_SIZE = 2  # the default least number of students in a cluster shown
@@ -320,3 +322,14 @@ def write_proposals(path: Path, assignment: str, clusters: list[Cluster]) -> Pat
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(proposals(assignment, clusters))
     return path
+
+
+def add_min_cluster_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--min-cluster",
+        type=positive,
+        default=MIN_SIZE,
+        metavar="N",
+        help="the least number of students in a cluster of unexplained mistakes "
+        "(default: %(default)s)",
+    )

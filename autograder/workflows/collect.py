@@ -16,6 +16,7 @@ in a URL, a command line, a git config file, the manifest or a message.
 
 from __future__ import annotations
 
+import argparse
 import base64
 import csv
 import json
@@ -30,10 +31,12 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from autograder.course.assignment import Assignment, slugs
 from autograder.errors import UsageError
 from autograder.result import write_json
 from autograder.tree import MAX_DEPTH, MAX_FILES, TreeTooBig, remove_tree
 from autograder.workflows import term
+from autograder.workflows.command import Command, add_course_file_option
 
 DEFAULT_TEMPLATE = "https://github.com/{org}/{assignment}-{login}.git"
 TOKEN_VARIABLES = ("AUTOGRADER_GIT_TOKEN", "GITHUB_TOKEN")
@@ -335,3 +338,73 @@ def collect(
 
 def pinned_shas(manifest: dict[str, Any]) -> dict[str, str]:
     return {row["login"]: row.get("sha", "") for row in manifest["students"]}
+
+
+# -- the command --------------------------------------------------------------------------------
+
+
+def run(args: argparse.Namespace) -> int:
+    root = Assignment.load(args.assignment).root  # an unknown slug fails before any git runs
+    pinned = pinned_shas(read_manifest(Path(args.at))) if args.at else None
+    logins = read_roster(Path(args.roster))
+    course = None
+    course_file = term.course_file(args.course_file, root, slugs())
+    if course_file:  # checked whole before any git runs
+        course = term.load(course_file, slugs(), logins)
+        course.deadline(args.assignment)
+    collect(
+        args.assignment,
+        logins,
+        Path(args.into),
+        template=args.url_template,
+        org=args.org,
+        pinned=pinned,
+        max_bytes=args.max_file_bytes,
+        jobs=args.jobs,
+        course=course,
+    )
+    return 0
+
+
+def add_roster_options(p: argparse.ArgumentParser) -> None:
+    """The assignment, the roster and where the students' repositories are (collect's)."""
+    p.add_argument("assignment", metavar="ASSIGNMENT", help="the assignment slug")
+    p.add_argument("--roster", required=True, help="CSV with a login (or github_username) column")
+    p.add_argument("--org", default="", help="the GitHub organisation, for the URL template")
+    p.add_argument(
+        "--url-template",
+        default=DEFAULT_TEMPLATE,
+        help="repository URL with {org}, {assignment} and {login} (default: %(default)s)",
+    )
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    add_roster_options(p)
+    p.add_argument("--into", required=True, metavar="DIR", help="where submissions go")
+    p.add_argument(
+        "--at",
+        metavar="MANIFEST",
+        help="re-collect exactly the SHAs recorded in this manifest (for re-grading)",
+    )
+    p.add_argument(
+        "--max-file-bytes",
+        type=int,
+        default=MAX_FILE_BYTES,
+        help="skip (and note) files larger than this (default: %(default)s)",
+    )
+    p.add_argument("--jobs", type=int, default=4, help="repositories fetched at once")
+    add_course_file_option(p)
+
+
+COMMAND = Command(
+    "collect",
+    help="fetch every student's repository with git and record each commit SHA",
+    description="Clone or fetch each roster student's repository (URL from a template) "
+    "into DIR/<login>/ and write DIR/manifest.json with each commit SHA and the time it "
+    "was collected. The SHA at collection time is the deadline (commit dates can be "
+    "forged). A token for private repositories is read from AUTOGRADER_GIT_TOKEN or "
+    "GITHUB_TOKEN and never written anywhere. Only regular files are collected: no "
+    "symlinks, no submodules, nothing over --max-file-bytes.",
+    add_arguments=add_arguments,
+    run=run,
+)

@@ -25,6 +25,7 @@ and ``merge`` refuse, and the grade comes from collecting at the deadline, as be
 
 from __future__ import annotations
 
+import argparse
 import datetime
 import json
 from collections.abc import Callable
@@ -36,7 +37,14 @@ from autograder import report
 from autograder.course.assignment import Assignment, slugs
 from autograder.errors import UsageError
 from autograder.result import write_json
+from autograder.sandbox.layers import MODES
 from autograder.workflows import batch, collect, publish, term
+from autograder.workflows.command import (
+    Command,
+    add_allow_weak_option,
+    add_course_file_option,
+    add_course_option,
+)
 from autograder.workflows.records import FORMATIVE_MARKER, Record, load_record
 from autograder.workflows.term import Formative
 
@@ -252,3 +260,71 @@ def formative_round(
     write_ledger(ledger_path, ledger)
     say(done.line(settings, now))
     return done
+
+
+# -- the command------------------------------------------------------------------------------------
+
+
+def run(args: argparse.Namespace) -> int:
+    assignment = Assignment.load(args.assignment, args.course)
+    now = parse_time(args.now) if args.now else None
+    formative_round(
+        assignment,
+        collect.read_roster(Path(args.roster)),
+        Path(args.work),
+        Where(args.org, args.url_template, args.repository_template),
+        dry_run=Path(args.dry_run) if args.dry_run else None,
+        clock=(lambda: now) if now else utc_now,
+        scheduled=args.scheduled,
+        sandbox_mode=args.sandbox,
+        allow_weak_sandbox=args.allow_weak_sandbox,
+        jobs=args.jobs,
+        course_file=Path(args.course_file) if args.course_file else None,
+    )
+    return 0
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    collect.add_roster_options(p)
+    p.add_argument("--work", required=True, metavar="WORK", help="the round's folder, kept")
+    p.add_argument(
+        "--repository-template",
+        default="",
+        metavar="OWNER/NAME",
+        help="where to post, e.g. {org}/{assignment}-{login} (default: the URL template)",
+    )
+    p.add_argument(
+        "--dry-run",
+        metavar="FILE",
+        help="write the requests here (JSON lines), send nothing, and keep a separate "
+        "ledger (WORK/ledger.dry-run.json) so no student's quota is spent",
+    )
+    p.add_argument(
+        "--scheduled",
+        action="store_true",
+        help="do nothing outside the term dates in the course file (for scheduled runs)",
+    )
+    p.add_argument(
+        "--now", metavar="TIME", help="take this ISO time as now (to rehearse a day of rounds)"
+    )
+    p.add_argument("--jobs", type=int, help="parallel graders (default: the number of cores)")
+    p.add_argument("--sandbox", choices=MODES, default="auto", help="isolation for the workers")
+    add_allow_weak_option(p)
+    add_course_option(p)
+    add_course_file_option(p)
+
+
+COMMAND = Command(
+    "formative",
+    help="a formative round: grade each student's latest push, post feedback (rate-limited)",
+    description="Collect the latest commit of every roster student's repository into "
+    "WORK/submissions, grade what changed (as grade-batch) into WORK/results, and post to "
+    "each student's commit the score per test and the named mistakes (never expected "
+    "values or hidden tests) as a commit comment, at most formative.results_per_day times "
+    "per student per day (the course file); each comment says when the next one comes. Keep "
+    "WORK between rounds: WORK/ledger.json is what was posted. A formative result never "
+    "counts as the grade: publish and merge refuse WORK/results. The token is read from "
+    "AUTOGRADER_GIT_TOKEN or GITHUB_TOKEN.",
+    add_arguments=add_arguments,
+    run=run,
+)

@@ -3,7 +3,9 @@ applied: the one reading that the diff, the LMS exports and the feedback share."
 
 from __future__ import annotations
 
+import argparse
 import os
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -14,6 +16,7 @@ from autograder.errors import UsageError
 from autograder.platforms import lms
 from autograder.workflows import batch, collect, term
 from autograder.workflows.batch import read_state
+from autograder.workflows.command import Command
 from autograder.workflows.records import Record, load_record
 
 
@@ -154,3 +157,41 @@ def passback(
         why = " ".join(str(error).replace(token, "[redacted]").split())
         raise UsageError(f"Canvas refused the grades ({type(error).__name__}): {why}") from None
     return len(grades)
+
+
+# -- the command------------------------------------------------------------------------------------
+
+
+def run_passback(args: argparse.Namespace) -> int:
+    warn = lambda line: print(f"autograder: {line}", file=sys.stderr)  # noqa: E731
+    roster = Path(args.roster) if args.roster else None
+    sent = passback(Path(args.results), args.url, args.course_id, args.assignment_id, roster, warn)
+    print(f"sent {sent} grade(s) to Canvas assignment {args.assignment_id}")
+    return 0
+
+
+def add_passback_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("results", metavar="RESULTS", help="a grade-batch, merge or regrade folder")
+    p.add_argument(
+        "--url", required=True, help="the Canvas address, e.g. https://canvas.example.edu"
+    )
+    p.add_argument("--course-id", required=True, type=int, help="the Canvas course id")
+    p.add_argument("--assignment-id", required=True, type=int, help="the Canvas assignment id")
+    p.add_argument(
+        "--roster",
+        metavar="ROSTER",
+        help="the roster CSV with a canvas_id column (default: roster.csv beside the course file)",
+    )
+
+
+PASSBACK = Command(
+    "passback",
+    help="send a results folder's grades straight to a Canvas assignment (canvasapi)",
+    description="Post every graded student's total (after the late policy; 0 for nothing "
+    "submitted) to one Canvas assignment in a single bulk update, through canvasapi "
+    "(pip install canvasapi). Students are matched by the roster's canvas_id; those "
+    "without one are listed on stderr. The token is read from CANVAS_API_TOKEN, never "
+    "from an argument.",
+    add_arguments=add_passback_arguments,
+    run=run_passback,
+)

@@ -8,6 +8,7 @@ and files only, never into the job summary or anything published to students.
 
 from __future__ import annotations
 
+import argparse
 import html
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,6 +17,7 @@ from autograder.course.assignment import Assignment
 from autograder.errors import UsageError
 from autograder.workflows import clusters, similarity
 from autograder.workflows.batch import atomic_write_text, read_state
+from autograder.workflows.command import Command, add_course_option, positive, use_course
 from autograder.workflows.records import Record, load_record
 
 SIMILARITY_MD = "similarity.md"
@@ -187,3 +189,77 @@ def similarity_html(found: similarity.Similarity | None, why: str) -> str:
         f"{head}<style>{similarity.STYLE}</style>{table}"
         f"{similarity.side_by_side(found, SHOWN_SIDE_BY_SIDE)}"
     )
+
+
+# -- the command------------------------------------------------------------------------------------
+
+
+def run_propose(args: argparse.Namespace) -> int:
+    use_course(args.course)
+    target = Path(args.out) if args.out else None
+    path, count = propose(args.assignment, Path(args.results), target, args.min_cluster)
+    print(f"{count} draft catalogue entries, to review before use: {path}")
+    return 0
+
+
+def add_propose_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("assignment", help="the assignment the class was graded for")
+    p.add_argument("results", metavar="RESULTS", help="a grade-batch or merge output folder")
+    p.add_argument(
+        "--out",
+        metavar="FILE",
+        help=f"where the drafts go (default: RESULTS/{clusters.PROPOSALS}; never a suite)",
+    )
+    clusters.add_min_cluster_option(p)
+    add_course_option(p)
+
+
+def run_similarity(args: argparse.Namespace) -> int:
+    use_course(args.course)
+    found = write_similarity(Path(args.results), args.top)
+    print(similarity.CAVEAT)
+    for rank, pair in enumerate(found.top(args.top), 1):
+        print(f"{rank:3d}. {pair.score:.2f}  {pair.first}  {pair.second}")
+    print(
+        f"{len(found.pairs)} pairs ranked in {found.seconds:.1f} s: {Path(args.results)}/"
+        f"{SIMILARITY_MD}, side by side in {SIMILARITY_HTML}"
+    )
+    return 0
+
+
+def add_similarity_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("results", metavar="RESULTS", help="a grade-batch or merge output folder")
+    p.add_argument(
+        "--top",
+        type=positive,
+        default=similarity.TOP,
+        metavar="N",
+        help="pairs printed and shown side by side (default: %(default)s)",
+    )
+    add_course_option(p)
+
+
+PROPOSE = Command(
+    "propose",
+    help="draft catalogue entries from the clusters of unexplained mistakes of a class",
+    description="Read a grade-batch or merge output folder RESULTS of ASSIGNMENT, find the "
+    "clusters of students who fail the same tests of a function with the same wrong values "
+    "that no catalogued mistake or generic error shape explains, and write one draft "
+    "catalogue entry per cluster (the representative student's function, with a name, "
+    "replaces, and a title, why and hint to fill in) to a file for review, never into the "
+    "suite. Once reviewed and added to the suite, `check` validates it.",
+    add_arguments=add_propose_arguments,
+    run=run_propose,
+)
+SIMILARITY = Command(
+    "similarity",
+    help="rank every pair of submissions of a class by code similarity (instructor only)",
+    description="Compare every pair of submissions of a grade-batch or merge output folder "
+    "RESULTS with copydetect (winnowing over normalised tokens), the starter code "
+    "subtracted, and write RESULTS/similarity.md (every pair that shares code, ranked, with "
+    "scores) and RESULTS/similarity.html (the top pairs side by side, matching regions "
+    "marked). A high score is a signal for a person to look at, not a verdict. It names "
+    "students: never publish it.",
+    add_arguments=add_similarity_arguments,
+    run=run_similarity,
+)

@@ -8,6 +8,7 @@ scores.csv has the late policy applied.
 
 from __future__ import annotations
 
+import argparse
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -15,7 +16,9 @@ from typing import Any
 
 from autograder.errors import UsageError
 from autograder.result import write_json
+from autograder.workflows import classreport, gradebook
 from autograder.workflows.batch import SCORES, STATE, read_state, write_scores
+from autograder.workflows.command import Command, add_allow_mixed_option
 from autograder.workflows.records import RESULTS, load_record, refuse_formative
 from autograder.workflows.term import Course
 
@@ -98,3 +101,34 @@ def merge(
     write_scores(out / SCORES, records, course.charger(first["assignment"]) if course else None)
     say(f"merged {len(states)} shard(s), {len(students)} students, into {out / SCORES}")
     return len(students)
+
+
+# -- the command------------------------------------------------------------------------------------
+
+
+def run(args: argparse.Namespace) -> int:
+    states = read_shards([Path(d) for d in args.shards], args.allow_mixed)
+    course = gradebook.course_of(
+        states[0] | {"students": [s for st in states for s in st["students"]]}
+    )
+    merge(
+        [Path(d) for d in args.shards], Path(args.out), allow_mixed=args.allow_mixed, course=course
+    )
+    return classreport.run(argparse.Namespace(folder=args.out, summary_to=None))
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("shards", metavar="DIR", nargs="+", help="the shards' output folders")
+    p.add_argument("--out", required=True, metavar="OUT", help="a new folder for the merge")
+    add_allow_mixed_option(p)
+
+
+COMMAND = Command(
+    "merge",
+    help="combine the outputs of grade-batch shards into one scores.csv",
+    description="Merge the output folders of `grade-batch --shard K/N` runs into OUT: "
+    "every student's results.json and one scores.csv, equal to grading the class at once. "
+    "Refuses shards that overlap, miss a part, or come from different grader versions.",
+    add_arguments=add_arguments,
+    run=run,
+)

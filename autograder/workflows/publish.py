@@ -10,6 +10,7 @@ and sends nothing.
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import re
@@ -25,6 +26,7 @@ from autograder.engine.mistakes import load_catalogue
 from autograder.errors import UsageError
 from autograder.workflows.batch import read_state
 from autograder.workflows.collect import DEFAULT_TEMPLATE, TOKEN_VARIABLES
+from autograder.workflows.command import Command
 from autograder.workflows.gradebook import course_of
 from autograder.workflows.records import load_record, refuse_formative
 from autograder.workflows.term import Charge
@@ -138,3 +140,36 @@ def publish(
         write_dry_run(dry_run, found, say)
         return len(found)
     return len(send_each(found, token_from_env(), say))
+
+
+# -- the command------------------------------------------------------------------------------------
+
+
+def run(args: argparse.Namespace) -> int:
+    dry_run = Path(args.dry_run) if args.dry_run else None
+    publish(Path(args.folder), args.org, args.url_template, dry_run)
+    return 0
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("folder", metavar="DIR", help="a grade-batch or merge output folder")
+    p.add_argument("--org", default="", help="the owner of the students' repositories")
+    p.add_argument(
+        "--url-template",
+        default=DEFAULT_TEMPLATE,
+        help="the repository URL template collect used (default: %(default)s)",
+    )
+    p.add_argument("--dry-run", metavar="FILE", help="write the requests here (JSON lines)")
+
+
+COMMAND = Command(
+    "publish",
+    help="post each student's feedback on their graded commit (GitHub commit comments)",
+    description="For every graded student of a grade-batch or merge folder DIR with a "
+    "collected SHA, post the feedback (points per test, outcome, diagnosed mistakes and "
+    "hints; never expected values or hidden tests) as a commit comment through GitHub's "
+    "REST API, with the token in AUTOGRADER_GIT_TOKEN or GITHUB_TOKEN. Off unless run; "
+    "--dry-run writes the requests to a file instead.",
+    add_arguments=add_arguments,
+    run=run,
+)

@@ -11,8 +11,10 @@ student until the instructor runs ``publish`` on NEW.
 
 from __future__ import annotations
 
+import argparse
 import csv
 import io
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,7 +23,15 @@ from autograder import report
 from autograder.course.assignment import Assignment
 from autograder.errors import UsageError
 from autograder.result import TestResult
+from autograder.sandbox.layers import MODES
 from autograder.workflows import batch
+from autograder.workflows.command import (
+    Command,
+    add_allow_mixed_option,
+    add_allow_weak_option,
+    add_course_option,
+    use_course,
+)
 from autograder.workflows.gradebook import Folder, Grade, read_folder
 
 DIFF_MD, DIFF_CSV = "diff.md", "diff.csv"
@@ -217,3 +227,72 @@ def write_diff(diff: Diff, into: Path) -> tuple[Path, Path]:
     batch.atomic_write_text(into / DIFF_MD, markdown(diff))
     batch.atomic_write_text(into / DIFF_CSV, csv_text(diff))
     return into / DIFF_MD, into / DIFF_CSV
+
+
+# -- the command------------------------------------------------------------------------------------
+
+
+def run_regrade(args: argparse.Namespace) -> int:
+    use_course(args.course)
+    regrade(
+        Path(args.results),
+        Path(args.out),
+        submissions=Path(args.submissions) if args.submissions else None,
+        sandbox_mode=args.sandbox,
+        allow_weak_sandbox=args.allow_weak_sandbox,
+        jobs=args.jobs,
+    )
+    print(f"regraded into {args.out}; compare with `autograder diff {args.results} {args.out}`")
+    return 0
+
+
+def add_regrade_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("results", metavar="RESULTS", help="the folder graded before")
+    p.add_argument("--out", required=True, metavar="NEW", help="a new folder for the regrade")
+    p.add_argument(
+        "--submissions",
+        metavar="DIR",
+        help="the collected submissions (default: the folder RESULTS was graded from)",
+    )
+    p.add_argument("--jobs", type=int, help="parallel graders (default: the number of cores)")
+    p.add_argument("--sandbox", choices=MODES, default="auto", help="isolation for the workers")
+    add_allow_weak_option(p)
+    add_course_option(p)
+
+
+def run_diff(args: argparse.Namespace) -> int:
+    found = compare(Path(args.old), Path(args.new), args.allow_mixed)
+    print(markdown(found), end="")
+    md, table = write_diff(found, Path(args.out or args.new))
+    print(f"written to {md} and {table}", file=sys.stderr)
+    return 0
+
+
+def add_diff_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("old", metavar="OLD", help="the results folder before")
+    p.add_argument("new", metavar="NEW", help="the results folder after")
+    p.add_argument("--out", metavar="DIR", help="where diff.md and diff.csv go (default: NEW)")
+    add_allow_mixed_option(p)
+
+
+REGRADE = Command(
+    "regrade",
+    help="grade exactly the submissions of a results folder again, into a new folder",
+    description="Regrade RESULTS (a grade-batch or merge folder) with the current suite and "
+    "grader into the new folder NEW: the same SHAs, checked byte for byte against what "
+    "RESULTS graded (else nothing runs), with the course file RESULTS used. Nothing is "
+    "published: compare with `autograder diff RESULTS NEW`, then `publish` NEW.",
+    add_arguments=add_regrade_arguments,
+    run=run_regrade,
+)
+DIFF = Command(
+    "diff",
+    help="who gains or loses between two results folders, and why",
+    description="Compare OLD and NEW (grade-batch, merge or regrade folders of one "
+    "assignment): who gains or loses points (old and new totals, after the late policy), "
+    "which tests changed with the diagnosed cause on each side, and the grader versions "
+    "and suite digests. Prints the Markdown and writes diff.md and diff.csv into NEW (or "
+    "--out). Refuses a side that mixes grader versions unless --allow-mixed.",
+    add_arguments=add_diff_arguments,
+    run=run_diff,
+)

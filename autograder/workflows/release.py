@@ -10,6 +10,7 @@ grade comes from runs the instructor controls.
 
 from __future__ import annotations
 
+import argparse
 import json
 import re
 import shutil
@@ -21,6 +22,7 @@ from autograder.course.assignment import Assignment
 from autograder.errors import UsageError
 from autograder.platforms.bundle import requirements
 from autograder.standalone import practice, sheet
+from autograder.workflows.command import Command, add_course_option
 
 STANDALONE = PACKAGE_DIR / "standalone"  # what the template carries
 TEMPLATE_NEEDS = {"numpy", "pytest", "pyyaml"}  # the public tests and the practice checks
@@ -156,3 +158,30 @@ def release(assignment: Assignment, out: Path) -> list[Path]:
         shutil.rmtree(out, ignore_errors=True)  # never leave half a template behind
         raise
     return written
+
+
+# -- the command --------------------------------------------------------------------------------
+
+
+def run(args: argparse.Namespace) -> int:
+    written = release(Assignment.load(args.assignment, args.course), Path(args.out_dir))
+    print(f"wrote {len(written)} files to {args.out_dir}: push it as the students' template")
+    return 0
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("assignment", metavar="ASSIGNMENT", help="the assignment slug")
+    p.add_argument("out_dir", metavar="OUT_DIR", help="where to write the template")
+    add_course_option(p)
+
+
+COMMAND = Command(
+    "release",
+    help="write the template repository students receive (public files only)",
+    description="Write a ready-to-push template into OUT_DIR (new or empty): the handout, "
+    "the blank answers.yaml, the stubs, the public tests, requirements.txt, .gitignore, and "
+    ".github/workflows/classroom.yml running the practice checks (`python "
+    "practice/check.py`). Never the reference, hidden tests, mistake catalogue or quiz key.",
+    add_arguments=add_arguments,
+    run=run,
+)

@@ -1,0 +1,69 @@
+"""``autograder nbgrader``: write an nbgrader course from our sources (``build``), and grade
+its submitted notebooks in the sandbox into nbgrader's gradebook (``autograde``)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from autograder.course.assignment import Assignment, slugs
+from autograder.workflows.command import (
+    Command,
+    add_actions,
+    add_allow_weak_option,
+    add_course_option,
+)
+
+
+def run(args: argparse.Namespace) -> int:
+    from autograder.platforms.nbgrader import notebook
+
+    if args.action == "build":
+        names = args.assignments or slugs()
+        assignments = [Assignment.load(n, args.course_root) for n in names]
+        for path in notebook.build(Path(args.course), assignments):
+            print(f"wrote {path}")
+        return 0
+    from autograder.platforms.nbgrader import gradebook  # needs nbgrader itself
+
+    course = Path(args.course)
+    gradebook.autograde(
+        course, args.assignment, args.student, args.allow_weak_sandbox, root=args.course_root
+    )
+    return 0
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    nb = add_actions(p)
+    q = nb.add_parser(
+        "build",
+        help="write nbgrader_config.py and source/<slug>/ for each assignment",
+        description="Write an nbgrader course into COURSE_DIR: nbgrader_config.py and, per "
+        "assignment, source/<slug>/<slug>.ipynb and the blank answers.yaml. Then run "
+        "`nbgrader generate_assignment SLUG --course-dir COURSE_DIR`.",
+    )
+    q.add_argument("course", metavar="COURSE_DIR", help="the nbgrader course folder")
+    q.add_argument("assignments", metavar="ASSIGNMENT", nargs="*", help="slugs (default: all)")
+    add_course_option(q, dest="course_root")
+    q = nb.add_parser(
+        "autograde",
+        help="grade submitted notebooks in the sandbox, into nbgrader's gradebook",
+        description="Grade COURSE_DIR/submitted/<student>/ASSIGNMENT/ASSIGNMENT.ipynb (and "
+        "answers.yaml beside it) with the sandboxed grader; write the scores into the "
+        "gradebook and autograded/ so formgrader, generate_feedback and export work unchanged.",
+    )
+    q.add_argument("course", metavar="COURSE_DIR", help="the nbgrader course folder")
+    q.add_argument("assignment", metavar="ASSIGNMENT", help="the assignment slug")
+    q.add_argument("--student", metavar="ID", help="grade only this student")
+    add_allow_weak_option(q)
+    add_course_option(q, dest="course_root")
+
+
+COMMAND = Command(
+    "nbgrader",
+    help="build an nbgrader course; autograde it in the sandbox",
+    description="Release and grade through nbgrader: `build` writes the course from our sources, "
+    "`autograde` grades submissions in the sandbox into nbgrader's gradebook.",
+    add_arguments=add_arguments,
+    run=run,
+)
