@@ -6,9 +6,9 @@ from __future__ import annotations
 import argparse
 
 from autograder.course.assignment import Assignment, slugs
-from autograder.sandbox.layers import MODES, Sandbox
+from autograder.sandbox.layers import Sandbox
 from autograder.workflows import check as checking
-from autograder.workflows.command import Command, add_course_option
+from autograder.workflows.command import COURSE, SANDBOX, Command
 
 
 def run_check(args: argparse.Namespace) -> int:
@@ -20,14 +20,12 @@ def run_check(args: argparse.Namespace) -> int:
 
 def add_check_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("assignment", metavar="ASSIGNMENT", nargs="?", help="one assignment slug")
-    p.add_argument("--sandbox", choices=MODES, default="auto", help="isolation for the workers")
     p.add_argument(
         "--quiet",
         "-q",
         action="store_true",
         help="print only the failures and the summary table",
     )
-    add_course_option(p)
 
 
 def run_generate(args: argparse.Namespace) -> int:
@@ -43,7 +41,6 @@ def run_generate(args: argparse.Namespace) -> int:
 
 def add_generate_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("assignment", metavar="ASSIGNMENT", nargs="?", help="one assignment slug")
-    add_course_option(p)
 
 
 CHECK = Command(
@@ -53,6 +50,7 @@ CHECK = Command(
     "non-zero with a report when anything is off. Ends with a summary table: "
     "assignment, result, what failed, seconds.",
     add_arguments=add_check_arguments,
+    parents=(SANDBOX, COURSE),
     run=run_check,
 )
 GENERATE = Command(
@@ -61,5 +59,6 @@ GENERATE = Command(
     description="Derive assignments/<slug>/ stubs from reference/<slug>/ "
     "and the blank answers.yaml from the quiz key.",
     add_arguments=add_generate_arguments,
+    parents=(COURSE,),
     run=run_generate,
 )

@@ -47,17 +47,12 @@ from autograder.engine.grading import GradingSession
 from autograder.errors import SuiteError, UsageError
 from autograder.platforms.record import grade_for_record, policy
 from autograder.result import Result, TestResult, write_json
-from autograder.sandbox.layers import MODES, Sandbox
+from autograder.sandbox.layers import Sandbox
 from autograder.standalone.escape import csv_cell
 from autograder.tree import TreeTooBig, walk_files
 from autograder.workflows import term
 from autograder.workflows.collect import MANIFEST, read_manifest
-from autograder.workflows.command import (
-    Command,
-    add_allow_weak_option,
-    add_course_file_option,
-    add_course_option,
-)
+from autograder.workflows.command import COURSE, COURSE_FILE, GRADING, Command
 from autograder.workflows.records import DONE, RESULTS, Record, graded_code, load_record
 from autograder.workflows.term import Charge
 
@@ -651,12 +646,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("assignment", metavar="ASSIGNMENT", help="the assignment slug")
     p.add_argument("submissions", metavar="SUBMISSIONS_DIR", help="one folder per student")
     p.add_argument("--out", required=True, metavar="DIR", help="where results go")
-    p.add_argument("--jobs", type=int, help="parallel graders (default: the number of cores)")
     p.add_argument("--shard", metavar="K/N", help="grade only shard K of N (a stable split)")
-    p.add_argument("--sandbox", choices=MODES, default="auto", help="isolation for the workers")
-    add_allow_weak_option(p)
-    add_course_option(p)
-    add_course_file_option(p)
 
 
 COMMAND = Command(
@@ -668,5 +658,6 @@ COMMAND = Command(
     "Re-running skips submissions whose content and grader are unchanged, so an "
     "interrupted batch resumes where it stopped.",
     add_arguments=add_arguments,
+    parents=(*GRADING, COURSE, COURSE_FILE),
     run=run,
 )

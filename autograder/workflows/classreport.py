@@ -409,7 +409,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="also append a short Markdown summary (distribution, frequent mistakes, no names) "
         "to FILE, e.g. $GITHUB_STEP_SUMMARY",
     )
-    clusters.add_min_cluster_option(p)
 
 
 COMMAND = Command(
@@ -421,5 +420,6 @@ COMMAND = Command(
     "who made them, and the submissions that timed out, crashed or misbehaved. For the "
     "instructor only: it names students.",
     add_arguments=add_arguments,
+    parents=(clusters.MIN_CLUSTER,),
     run=run,
 )

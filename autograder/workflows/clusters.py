@@ -21,7 +21,6 @@ reviews: never into the suite.
 
 from __future__ import annotations
 
-import argparse
 import ast
 import difflib
 import re
@@ -33,7 +32,7 @@ from pathlib import Path
 from autograder import PACKAGE_DIR
 from autograder.errors import UsageError
 from autograder.result import TestResult
-from autograder.workflows.command import positive
+from autograder.workflows.command import parent, positive
 from autograder.workflows.records import Record
 
 MIN_SIZE = 2  # the default least number of students in a cluster shown
@@ -324,12 +323,12 @@ def write_proposals(path: Path, assignment: str, clusters: list[Cluster]) -> Pat
     return path
 
 
-def add_min_cluster_option(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "--min-cluster",
-        type=positive,
-        default=MIN_SIZE,
-        metavar="N",
-        help="the least number of students in a cluster of unexplained mistakes "
-        "(default: %(default)s)",
-    )
+# report and propose: how large a cluster must be to be shown
+MIN_CLUSTER = parent()
+MIN_CLUSTER.add_argument(
+    "--min-cluster",
+    type=positive,
+    default=MIN_SIZE,
+    metavar="N",
+    help="the least number of students in a cluster of unexplained mistakes (default: %(default)s)",
+)

@@ -36,7 +36,7 @@ from autograder.errors import UsageError
 from autograder.result import write_json
 from autograder.tree import MAX_DEPTH, MAX_FILES, TreeTooBig, remove_tree
 from autograder.workflows import term
-from autograder.workflows.command import Command, add_course_file_option
+from autograder.workflows.command import COURSE_FILE, Command
 
 DEFAULT_TEMPLATE = "https://github.com/{org}/{assignment}-{login}.git"
 TOKEN_VARIABLES = ("AUTOGRADER_GIT_TOKEN", "GITHUB_TOKEN")
@@ -393,7 +393,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="skip (and note) files larger than this (default: %(default)s)",
     )
     p.add_argument("--jobs", type=int, default=4, help="repositories fetched at once")
-    add_course_file_option(p)
 
 
 COMMAND = Command(
@@ -406,5 +405,6 @@ COMMAND = Command(
     "GITHUB_TOKEN and never written anywhere. Only regular files are collected: no "
     "symlinks, no submodules, nothing over --max-file-bytes.",
     add_arguments=add_arguments,
+    parents=(COURSE_FILE,),
     run=run,
 )

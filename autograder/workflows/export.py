@@ -12,7 +12,7 @@ from autograder.course.assignment import Assignment
 from autograder.errors import UsageError
 from autograder.platforms import classroom50, gradescope
 from autograder.workflows import gradebook
-from autograder.workflows.command import Command, add_course_option
+from autograder.workflows.command import COURSE, Command
 
 EXPORTS = {"gradescope": gradescope.export, "classroom50": classroom50.export}
 LMS = tuple(gradebook.EXPORTERS)
@@ -57,7 +57,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "name, canvas_id, sis_user_id, sis_login_id, section, email; default: roster.csv "
         "beside the course file)",
     )
-    add_course_option(p)
 
 
 COMMAND = Command(
@@ -77,6 +76,7 @@ COMMAND = Command(
         width=88,
     ),
     add_arguments=add_arguments,
+    parents=(COURSE,),
     run=run,
     epilog=gradescope.DRY_RUN,
     formatter_class=argparse.RawDescriptionHelpFormatter,

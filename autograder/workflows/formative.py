@@ -37,14 +37,8 @@ from autograder import report
 from autograder.course.assignment import Assignment, slugs
 from autograder.errors import UsageError
 from autograder.result import write_json
-from autograder.sandbox.layers import MODES
 from autograder.workflows import batch, collect, publish, term
-from autograder.workflows.command import (
-    Command,
-    add_allow_weak_option,
-    add_course_file_option,
-    add_course_option,
-)
+from autograder.workflows.command import COURSE, COURSE_FILE, GRADING, Command
 from autograder.workflows.records import FORMATIVE_MARKER, Record, load_record
 from autograder.workflows.term import Formative
 
@@ -307,11 +301,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--now", metavar="TIME", help="take this ISO time as now (to rehearse a day of rounds)"
     )
-    p.add_argument("--jobs", type=int, help="parallel graders (default: the number of cores)")
-    p.add_argument("--sandbox", choices=MODES, default="auto", help="isolation for the workers")
-    add_allow_weak_option(p)
-    add_course_option(p)
-    add_course_file_option(p)
 
 
 COMMAND = Command(
@@ -326,5 +315,6 @@ COMMAND = Command(
     "counts as the grade: publish and merge refuse WORK/results. The token is read from "
     "AUTOGRADER_GIT_TOKEN or GITHUB_TOKEN.",
     add_arguments=add_arguments,
+    parents=(*GRADING, COURSE, COURSE_FILE),
     run=run,
 )

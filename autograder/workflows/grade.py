@@ -12,10 +12,10 @@ from autograder.errors import GraderFault, SuiteError, UsageError
 from autograder.platforms import gradescope
 from autograder.platforms.record import grade_for_record
 from autograder.result import write_json
-from autograder.sandbox.layers import MODES, Sandbox
+from autograder.sandbox.layers import Sandbox
 from autograder.sandbox.worker import BUDGET_TIMEOUTS
 from autograder.workflows.collect import MANIFEST
-from autograder.workflows.command import Command, add_course_option
+from autograder.workflows.command import COURSE, Command, sandbox_option
 
 
 def holds_a_class(folder: Path, assignment: Assignment) -> bool:
@@ -64,14 +64,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "submission", metavar="SUBMISSION_DIR", nargs="?", help="folder with the student's files"
     )
     p.add_argument("--json", metavar="PATH", help="also write Gradescope's results.json here")
-    p.add_argument(
-        "--sandbox",
-        choices=MODES,
-        default="auto",
-        help="isolation: auto (strongest available), landlock (bubblewrap hidden), "
-        "fallback (no bubblewrap, no Landlock), or plain (none)",
-    )
-    add_course_option(p)
 
 
 COMMAND = Command(
@@ -86,5 +78,12 @@ COMMAND = Command(
     "so even a submission whose every function hangs is graded within about "
     f"{BUDGET_TIMEOUTS * 5 + 5} s.",
     add_arguments=add_arguments,
+    parents=(
+        sandbox_option(
+            "isolation: auto (strongest available), landlock (bubblewrap hidden), "
+            "fallback (no bubblewrap, no Landlock), or plain (none)"
+        ),
+        COURSE,
+    ),
     run=run,
 )

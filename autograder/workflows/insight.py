@@ -17,7 +17,7 @@ from autograder.course.assignment import Assignment
 from autograder.errors import UsageError
 from autograder.workflows import clusters, similarity
 from autograder.workflows.batch import atomic_write_text, read_state
-from autograder.workflows.command import Command, add_course_option, positive, use_course
+from autograder.workflows.command import COURSE, Command, positive, use_course
 from autograder.workflows.records import Record, load_record
 
 SIMILARITY_MD = "similarity.md"
@@ -210,8 +210,6 @@ def add_propose_arguments(p: argparse.ArgumentParser) -> None:
         metavar="FILE",
         help=f"where the drafts go (default: RESULTS/{clusters.PROPOSALS}; never a suite)",
     )
-    clusters.add_min_cluster_option(p)
-    add_course_option(p)
 
 
 def run_similarity(args: argparse.Namespace) -> int:
@@ -236,7 +234,6 @@ def add_similarity_arguments(p: argparse.ArgumentParser) -> None:
         metavar="N",
         help="pairs printed and shown side by side (default: %(default)s)",
     )
-    add_course_option(p)
 
 
 PROPOSE = Command(
@@ -249,6 +246,7 @@ PROPOSE = Command(
     "replaces, and a title, why and hint to fill in) to a file for review, never into the "
     "suite. Once reviewed and added to the suite, `check` validates it.",
     add_arguments=add_propose_arguments,
+    parents=(clusters.MIN_CLUSTER, COURSE),
     run=run_propose,
 )
 SIMILARITY = Command(
@@ -261,5 +259,6 @@ SIMILARITY = Command(
     "marked). A high score is a signal for a person to look at, not a verdict. It names "
     "students: never publish it.",
     add_arguments=add_similarity_arguments,
+    parents=(COURSE,),
     run=run_similarity,
 )

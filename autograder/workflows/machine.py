@@ -10,8 +10,8 @@ from pathlib import Path
 from autograder.errors import UsageError
 from autograder.sandbox import runtime
 from autograder.sandbox.doctor import LAYERS
-from autograder.sandbox.layers import MODES, STRONG_MEANS, WEAK_MEANS, Sandbox
-from autograder.workflows.command import Command, add_actions
+from autograder.sandbox.layers import STRONG_MEANS, WEAK_MEANS, Sandbox
+from autograder.workflows.command import Command, add_actions, no_options, sandbox_option
 
 
 def run_doctor(args: argparse.Namespace) -> int:
@@ -41,10 +41,6 @@ def run_doctor(args: argparse.Namespace) -> int:
         print(box.strength)
     print(f"A sandbox is {STRONG_MEANS}; it is {WEAK_MEANS}.")
     return 0
-
-
-def add_doctor_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--sandbox", choices=MODES, default="auto", help="the mode to examine")
 
 
 def run_sandbox(args: argparse.Namespace) -> int:
@@ -87,7 +83,8 @@ DOCTOR = Command(
     help="report which sandbox layers work on this machine",
     description="Detect bubblewrap, Landlock, the dedicated uid and resource limits, and "
     f"say whether the sandbox is {STRONG_MEANS}; or {WEAK_MEANS}.",
-    add_arguments=add_doctor_arguments,
+    add_arguments=no_options,
+    parents=(sandbox_option("the mode to examine"),),
     run=run_doctor,
 )
 SANDBOX = Command(

@@ -18,7 +18,7 @@ from autograder.errors import UsageError
 from autograder.result import write_json
 from autograder.workflows import classreport, gradebook
 from autograder.workflows.batch import SCORES, STATE, read_state, write_scores
-from autograder.workflows.command import Command, add_allow_mixed_option
+from autograder.workflows.command import ALLOW_MIXED, Command
 from autograder.workflows.records import RESULTS, load_record, refuse_formative
 from autograder.workflows.term import Course
 
@@ -120,7 +120,6 @@ def run(args: argparse.Namespace) -> int:
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("shards", metavar="DIR", nargs="+", help="the shards' output folders")
     p.add_argument("--out", required=True, metavar="OUT", help="a new folder for the merge")
-    add_allow_mixed_option(p)
 
 
 COMMAND = Command(
@@ -130,5 +129,6 @@ COMMAND = Command(
     "every student's results.json and one scores.csv, equal to grading the class at once. "
     "Refuses shards that overlap, miss a part, or come from different grader versions.",
     add_arguments=add_arguments,
+    parents=(ALLOW_MIXED,),
     run=run,
 )

@@ -7,12 +7,7 @@ import argparse
 from pathlib import Path
 
 from autograder.course.assignment import Assignment, slugs
-from autograder.workflows.command import (
-    Command,
-    add_actions,
-    add_allow_weak_option,
-    add_course_option,
-)
+from autograder.workflows.command import ALLOW_WEAK, COURSE_ROOT, Command, add_actions, own_first
 
 
 def run(args: argparse.Namespace) -> int:
@@ -41,22 +36,24 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         description="Write an nbgrader course into COURSE_DIR: nbgrader_config.py and, per "
         "assignment, source/<slug>/<slug>.ipynb and the blank answers.yaml. Then run "
         "`nbgrader generate_assignment SLUG --course-dir COURSE_DIR`.",
+        parents=[COURSE_ROOT],
     )
     q.add_argument("course", metavar="COURSE_DIR", help="the nbgrader course folder")
     q.add_argument("assignments", metavar="ASSIGNMENT", nargs="*", help="slugs (default: all)")
-    add_course_option(q, dest="course_root")
     q = nb.add_parser(
         "autograde",
         help="grade submitted notebooks in the sandbox, into nbgrader's gradebook",
         description="Grade COURSE_DIR/submitted/<student>/ASSIGNMENT/ASSIGNMENT.ipynb (and "
         "answers.yaml beside it) with the sandboxed grader; write the scores into the "
         "gradebook and autograded/ so formgrader, generate_feedback and export work unchanged.",
+        parents=[own_first(add_autograde_arguments), ALLOW_WEAK, COURSE_ROOT],
     )
+
+
+def add_autograde_arguments(q: argparse.ArgumentParser) -> None:
     q.add_argument("course", metavar="COURSE_DIR", help="the nbgrader course folder")
     q.add_argument("assignment", metavar="ASSIGNMENT", help="the assignment slug")
     q.add_argument("--student", metavar="ID", help="grade only this student")
-    add_allow_weak_option(q)
-    add_course_option(q, dest="course_root")
 
 
 COMMAND = Command(

@@ -23,15 +23,8 @@ from autograder import report
 from autograder.course.assignment import Assignment
 from autograder.errors import UsageError
 from autograder.result import TestResult
-from autograder.sandbox.layers import MODES
 from autograder.workflows import batch
-from autograder.workflows.command import (
-    Command,
-    add_allow_mixed_option,
-    add_allow_weak_option,
-    add_course_option,
-    use_course,
-)
+from autograder.workflows.command import ALLOW_MIXED, COURSE, GRADING, Command, use_course
 from autograder.workflows.gradebook import Folder, Grade, read_folder
 
 DIFF_MD, DIFF_CSV = "diff.md", "diff.csv"
@@ -254,10 +247,6 @@ def add_regrade_arguments(p: argparse.ArgumentParser) -> None:
         metavar="DIR",
         help="the collected submissions (default: the folder RESULTS was graded from)",
     )
-    p.add_argument("--jobs", type=int, help="parallel graders (default: the number of cores)")
-    p.add_argument("--sandbox", choices=MODES, default="auto", help="isolation for the workers")
-    add_allow_weak_option(p)
-    add_course_option(p)
 
 
 def run_diff(args: argparse.Namespace) -> int:
@@ -272,7 +261,6 @@ def add_diff_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("old", metavar="OLD", help="the results folder before")
     p.add_argument("new", metavar="NEW", help="the results folder after")
     p.add_argument("--out", metavar="DIR", help="where diff.md and diff.csv go (default: NEW)")
-    add_allow_mixed_option(p)
 
 
 REGRADE = Command(
@@ -283,6 +271,7 @@ REGRADE = Command(
     "RESULTS graded (else nothing runs), with the course file RESULTS used. Nothing is "
     "published: compare with `autograder diff RESULTS NEW`, then `publish` NEW.",
     add_arguments=add_regrade_arguments,
+    parents=(*GRADING, COURSE),
     run=run_regrade,
 )
 DIFF = Command(
@@ -294,5 +283,6 @@ DIFF = Command(
     "and suite digests. Prints the Markdown and writes diff.md and diff.csv into NEW (or "
     "--out). Refuses a side that mixes grader versions unless --allow-mixed.",
     add_arguments=add_diff_arguments,
+    parents=(ALLOW_MIXED,),
     run=run_diff,
 )

@@ -22,7 +22,7 @@ from autograder.course.assignment import Assignment
 from autograder.errors import UsageError
 from autograder.platforms.bundle import requirements
 from autograder.standalone import practice, sheet
-from autograder.workflows.command import Command, add_course_option
+from autograder.workflows.command import COURSE, Command
 
 STANDALONE = PACKAGE_DIR / "standalone"  # what the template carries
 TEMPLATE_NEEDS = {"numpy", "pytest", "pyyaml"}  # the public tests and the practice checks
@@ -172,7 +172,6 @@ def run(args: argparse.Namespace) -> int:
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("assignment", metavar="ASSIGNMENT", help="the assignment slug")
     p.add_argument("out_dir", metavar="OUT_DIR", help="where to write the template")
-    add_course_option(p)
 
 
 COMMAND = Command(
@@ -183,5 +182,6 @@ COMMAND = Command(
     ".github/workflows/classroom.yml running the practice checks (`python "
     "practice/check.py`). Never the reference, hidden tests, mistake catalogue or quiz key.",
     add_arguments=add_arguments,
+    parents=(COURSE,),
     run=run,
 )
