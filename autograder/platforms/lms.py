@@ -15,12 +15,15 @@ from __future__ import annotations
 
 import csv
 import io
+from collections.abc import Callable
 
 CANVAS_HEADER = ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"]
 MOODLE_ID = "Email address"
 # grades[assignment][login]: the grade after the policy, or None (no grade to send)
 Grades = dict[str, dict[str, float | None]]
 Roster = dict[str, dict[str, str]]  # login (case-folded) -> the roster row
+# a format: the CSV text, and the logins the roster gives no identity for
+Format = Callable[[Grades, Roster], tuple[str, list[str]]]
 
 
 def cell(value: float | None) -> str:
@@ -68,6 +71,10 @@ def moodle(grades: Grades, roster: Roster) -> tuple[str, list[str]]:
 # -- direct passback to Canvas (optional: pip install canvasapi) --------------------------------
 
 CANVAS_TOKEN = "CANVAS_API_TOKEN"
+
+
+# what a student must have in the roster to be found in each LMS
+NEEDS: dict[Format, str] = {canvas: "an id, sis_user_id or sis_login_id", moodle: "an email"}
 
 
 def canvas_passback(

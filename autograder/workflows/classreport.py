@@ -393,12 +393,18 @@ def write(out: Path, min_cluster: int = clusters.MIN_SIZE) -> ClassStats:
 
 
 def run(args: argparse.Namespace) -> int:
-    stats = write(Path(args.folder), getattr(args, "min_cluster", clusters.MIN_SIZE))
-    print(f"class report for {len(stats.students)} students: {Path(args.folder) / 'report.html'}")
-    if args.summary_to:
-        with open(args.summary_to, "a") as summary:
-            summary.write(job_summary(stats))
+    say_written(Path(args.folder), args.min_cluster, args.summary_to)
     return 0
+
+
+def say_written(folder: Path, min_cluster: int = clusters.MIN_SIZE, summary_to: str = "") -> None:
+    """Write the report of ``folder`` and say where; with ``summary_to``, append the job
+    summary there too."""
+    stats = write(folder, min_cluster)
+    print(f"class report for {len(stats.students)} students: {folder / 'report.html'}")
+    if summary_to:
+        with open(summary_to, "a") as summary:
+            summary.write(job_summary(stats))
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:

@@ -6,38 +6,62 @@ from __future__ import annotations
 import argparse
 import sys
 import textwrap
+from collections.abc import Callable
 from pathlib import Path
 
 from autograder.course.assignment import Assignment
 from autograder.errors import UsageError
-from autograder.platforms import classroom50, gradescope
+from autograder.platforms import classroom50, gradescope, lms
 from autograder.workflows import gradebook
 from autograder.workflows.command import COURSE, Command
 
-EXPORTS = {"gradescope": gradescope.export, "classroom50": classroom50.export}
-LMS = tuple(gradebook.EXPORTERS)
+Writer = Callable[[argparse.Namespace], str]  # writes what was asked; says what it wrote
 
 
-def run(args: argparse.Namespace) -> int:
-    if args.platform in LMS:
+def bundle(write: Callable[[Assignment, Path], Path]) -> Writer:
+    """A platform's grading bundle, for one assignment."""
+
+    def export(args: argparse.Namespace) -> str:
+        if len(args.assignment) != 1:
+            raise UsageError(f"export {args.platform} takes one ASSIGNMENT and OUT")
+        if args.roster:
+            raise UsageError("--roster is for the canvas and moodle exports")
+        slug = args.assignment[0]
+        out = write(Assignment.load(slug, args.course), Path(args.out))
+        return f"wrote the {args.platform} bundle for {slug} to {out}"
+
+    return export
+
+
+def grades(write: lms.Format) -> Writer:
+    """An LMS's grade import, one column per results folder."""
+
+    def export(args: argparse.Namespace) -> str:
         results = [Path(p) for p in args.assignment]
         roster = Path(args.roster) if args.roster else None
         warn = lambda line: print(f"autograder: {line}", file=sys.stderr)  # noqa: E731
-        out = gradebook.export(args.platform, results, Path(args.out), roster, warn)
-        print(f"wrote the {args.platform} grade import for {len(results)} assignment(s) to {out}")
-        return 0
-    if len(args.assignment) != 1:
-        raise UsageError(f"export {args.platform} takes one ASSIGNMENT and OUT")
-    if args.roster:
-        raise UsageError("--roster is for the canvas and moodle exports")
-    slug = args.assignment[0]
-    out = EXPORTS[args.platform](Assignment.load(slug, args.course), Path(args.out))
-    print(f"wrote the {args.platform} bundle for {slug} to {out}")
+        out = gradebook.export(write, results, Path(args.out), roster, warn)
+        return f"wrote the {args.platform} grade import for {len(results)} assignment(s) to {out}"
+
+    return export
+
+
+# every platform `export` writes for, the one registry
+EXPORTS: dict[str, Writer] = {
+    "gradescope": bundle(gradescope.export),
+    "classroom50": bundle(classroom50.export),
+    "canvas": grades(lms.canvas),
+    "moodle": grades(lms.moodle),
+}
+
+
+def run(args: argparse.Namespace) -> int:
+    print(EXPORTS[args.platform](args))
     return 0
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("platform", choices=sorted([*EXPORTS, *LMS]), help="the platform")
+    p.add_argument("platform", choices=sorted(EXPORTS), help="the platform")
     p.add_argument(
         "assignment",
         metavar="ASSIGNMENT|RESULTS",

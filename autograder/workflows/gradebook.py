@@ -76,7 +76,6 @@ def read_folder(path: Path) -> Folder:
 # -- into the LMS -------------------------------------------------------------------------------
 
 NOT_SUBMITTED = ("missing", "empty")  # nothing collected by the deadline's window: a zero
-EXPORTERS = {"canvas": lms.canvas, "moodle": lms.moodle}
 
 
 def sent_grade(grade: Grade) -> float | None:
@@ -94,13 +93,14 @@ def default_roster(folder: Folder) -> Path:
 
 
 def export(
-    kind: str,
+    write: lms.Format,
     results: list[Path],
     out: Path,
     roster: Path | None = None,
     warn: Callable[[str], None] = print,
 ) -> Path:
-    """Write the LMS's import CSV for one or more results folders (one column each)."""
+    """Write an LMS's import CSV (``write``: ``lms.canvas``, ``lms.moodle``) for one or more
+    results folders, one column each."""
     folders = [read_folder(path) for path in results]
     slugs_seen = [f.assignment for f in folders]
     if len(set(slugs_seen)) < len(slugs_seen):
@@ -110,13 +110,12 @@ def export(
     grades: lms.Grades = {
         f.assignment: {s: sent_grade(g) for s, g in f.grades.items()} for f in folders
     }
-    text, unmatched = EXPORTERS[kind](grades, identities)
+    text, unmatched = write(grades, identities)
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     batch.atomic_write_text(out, text)
     if unmatched:
-        need = "an id, sis_user_id or sis_login_id" if kind == "canvas" else "an email"
-        warn(f"not exported, no {need} in the roster: {', '.join(unmatched)}")
+        warn(f"not exported, no {lms.NEEDS[write]} in the roster: {', '.join(unmatched)}")
     return out
 
 

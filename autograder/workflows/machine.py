@@ -8,38 +8,13 @@ import os
 from pathlib import Path
 
 from autograder.errors import UsageError
-from autograder.sandbox import runtime
-from autograder.sandbox.doctor import LAYERS
+from autograder.sandbox import doctor, runtime
 from autograder.sandbox.layers import STRONG_MEANS, WEAK_MEANS, Sandbox
 from autograder.workflows.command import Command, add_actions, no_options, sandbox_option
 
 
 def run_doctor(args: argparse.Namespace) -> int:
-    box = Sandbox.detect(args.sandbox)
-    print("Sandbox layers on this machine:")
-    for layer, what in LAYERS.items():
-        print(f"  [{'ok' if layer in box.layers else '--'}] {layer:<13} {what}")
-    for note in box.notes:
-        print(f"  missing: {note}")
-    limits = box.limits
-    print(
-        f"limits: {limits.memory >> 20} MiB memory, {limits.cpu_seconds} s CPU, "
-        f"{limits.file_size >> 20} MiB files, {limits.open_files} open files, "
-        f"{limits.processes} processes"
-    )
-    print(f"runtime: {box.runtime.summary}")
-    print(f"landlock: {box.landlock_summary()}")
-    print(f"cgroup: {box.cgroups.summary if box.cgroups else 'none'}")
-    print(
-        f"job folder: {limits.scratch >> 20} MiB, {limits.scratch_files} files, "
-        + ("a tmpfs" if box.tmpfs else "measured after each call")
-    )
-    if box.weak:
-        print(f"WEAK SANDBOX: {box.strength}")
-        print("Grading for record refuses it unless you pass --allow-weak-sandbox.")
-    else:
-        print(box.strength)
-    print(f"A sandbox is {STRONG_MEANS}; it is {WEAK_MEANS}.")
+    print("\n".join(doctor.report(Sandbox.detect(args.sandbox))))
     return 0
 
 
