@@ -111,3 +111,11 @@ def write_json(path: Path, data: dict[str, Any]) -> None:
         f.write("\n")
     os.chmod(tmp, 0o644)
     os.replace(tmp, path)
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    with os.fdopen(fd, "w") as f:
+        f.write(text)
+    os.chmod(tmp, 0o644)
+    os.replace(tmp, path)

@@ -24,7 +24,7 @@ from autograder.platforms.gradescope import gradescope
 from autograder.platforms.nbgrader import notebook
 from autograder.result import Result, TestResult
 from autograder.sandbox.layers import Sandbox
-from autograder.workflows import batch
+from autograder.workflows import batch, records
 from autograder.workflows.grade import holds_a_class
 from autograder.workflows.records import Record, load_record
 
@@ -181,7 +181,7 @@ def test_an_interrupted_batch_resumes_to_the_same_result(dozen, tmp_path, how):
     assert summary.unchanged == len(finished) and summary.graded == len(students) - len(finished)
     expected = [load_record(dozen[1], s) for s in students]
     fresh = tmp_path / "expected.csv"
-    batch.write_scores(fresh, [r for r in expected if r])
+    records.write_scores(fresh, [r for r in expected if r])
     assert (out / "scores.csv").read_text() == fresh.read_text()
     assert not [p for p in out.rglob(".*") if p.is_file()]  # no temporaries left
 

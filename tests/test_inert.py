@@ -43,8 +43,8 @@ from autograder.platforms.nbgrader import kernel
 from autograder.result import Result, TestResult
 from autograder.standalone import escape, github
 from autograder.workflows import classreport, publish
-from autograder.workflows.batch import STUDENT_ID, discover, scores_table
-from autograder.workflows.records import Record
+from autograder.workflows.batch import STUDENT_ID, discover
+from autograder.workflows.records import Record, scores_table
 
 SLUG = "masks-and-heads"
 PLACEHOLDER = "x"

@@ -14,7 +14,7 @@ from hostile import SLUG
 
 from autograder.cli import main
 from autograder.course.assignment import Assignment
-from autograder.workflows import batch
+from autograder.workflows import records
 
 OPERATION = json.loads(
     (Path(__file__).parent / "openapi" / "create-commit-comment.json").read_text()
@@ -97,4 +97,4 @@ def test_students_without_a_commit_are_not_posted_to(dozen, tmp_path, capsys):
     requests = tmp_path / "requests.jsonl"
     assert main(["publish", str(dozen[1]), "--org", "o", "--dry-run", str(requests)]) == 0
     assert requests.read_text() == ""  # a folder of folders has no SHAs
-    assert batch.read_state(dozen[1]) is not None
+    assert records.read_state(dozen[1]) is not None

@@ -15,22 +15,18 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import csv
 import ctypes
 import gc
 import hashlib
-import io
-import json
 import multiprocessing
 import os
 import re
 import signal
 import statistics
 import sys
-import tempfile
 import time
 from collections import Counter, deque
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from importlib.metadata import PackageNotFoundError, version
 from multiprocessing.connection import Connection, wait
@@ -46,18 +42,25 @@ from autograder.course.assignment import Assignment, slugs
 from autograder.engine.grading import GradingSession
 from autograder.errors import SuiteError, UsageError
 from autograder.platforms.record import grade_for_record, policy
-from autograder.result import Result, TestResult, write_json
+from autograder.result import Result, write_json
 from autograder.sandbox.layers import Sandbox
-from autograder.standalone.escape import csv_cell
 from autograder.tree import TreeTooBig, walk_files
 from autograder.workflows import term
 from autograder.workflows.collect import MANIFEST, read_manifest
 from autograder.workflows.command import COURSE, COURSE_FILE, GRADING, Command
-from autograder.workflows.records import DONE, RESULTS, Record, graded_code, load_record
-from autograder.workflows.term import Charge
+from autograder.workflows.records import (
+    DONE,
+    SCORES,
+    STATE,
+    Record,
+    check_output_folder,
+    graded_code,
+    load_record,
+    problems,
+    remove_temporaries,
+    write_scores,
+)
 
-STATE = "batch.json"  # what this output folder holds: assignment, grader version, students
-SCORES = "scores.csv"
 STUDENT_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._@+-]{0,99}")  # fullmatch: no trailing \n
 ATTEMPTS = 2  # a submission whose job process died this often is recorded as such
 
@@ -198,45 +201,11 @@ def suite_files(assignment: Assignment) -> list[tuple[str, Path]]:
     return [(p.relative_to(assignment.suite).as_posix(), p) for p in sorted(found)]
 
 
-# -- the output folder --------------------------------------------------------------------------
-
-
-def read_state(out: Path) -> dict[str, Any] | None:
-    try:
-        return json.loads((Path(out) / STATE).read_text())
-    except FileNotFoundError:
-        return None
-    except (OSError, ValueError) as error:
-        raise UsageError(f"{out / STATE} is unreadable ({error})") from None
-
-
-def check_output_folder(out: Path, slug: str) -> None:
-    """Refuse an output folder that holds something else, before anything is written."""
-    out = Path(out)
-    if out.exists() and not out.is_dir():
-        raise UsageError(f"{out} exists and is not a folder")
-    state = read_state(out) if out.is_dir() else None
-    if state is None:
-        if out.is_dir() and any(out.iterdir()):
-            raise UsageError(f"{out} is not empty and holds no batch results; choose a new folder")
-        return
-    if state.get("assignment") != slug:
-        raise UsageError(f"{out} holds results for {state.get('assignment')!r}, not {slug!r}")
-
-
 def is_current(record: Record | None, digest: str, grader: str) -> bool:
     if record is None:
         return False
     done = record.status in DONE
     return done and record.content_hash == digest and record.grader_version == grader
-
-
-def remove_temporaries(out: Path) -> None:
-    """Half-written files from a run that was killed (write_json's temporaries)."""
-    for path in Path(out).glob(f"*/.{RESULTS}.*"):
-        path.unlink(missing_ok=True)
-    for path in Path(out).glob(f".{SCORES}.*"):
-        path.unlink(missing_ok=True)
 
 
 # -- grading, in long-lived job processes --------------------------------------------------------
@@ -525,103 +494,6 @@ def run_pool(
         for job in [*idle, *busy]:
             job.stop()
         reap_orphans()
-
-
-# -- scores.csv ---------------------------------------------------------------------------------
-
-FLAGS = {
-    "timeout": "timed out",
-    "crashed": "crashed",
-    "import": "crashed",
-    "invalid-output": "invalid output",
-}
-
-
-def problems(record: Record) -> list[str]:
-    """What went wrong beyond wrong answers: timed out, crashed, invalid (forged) output."""
-    found = {FLAGS[t.outcome] for t in record.tests if t.outcome in FLAGS}
-    if record.status != "graded":
-        found.add(record.status)
-    return sorted(found)
-
-
-def test_column(test: TestResult) -> str:
-    return f"{test.part}:{test.id}"
-
-
-def mistakes(record: Record) -> list[str]:
-    return sorted({m for t in record.tests for m in t.mistakes})
-
-
-def scores_table(
-    records: Iterable[Record], charge: Callable[[str], Charge] | None = None
-) -> tuple[list[str], list[list[str]]]:
-    """Header and rows: one row per student, sorted by id; columns in the suite's order.
-    With ``charge`` (the late policy), ``total`` is the grade after it, beside ``raw``."""
-    records = sorted(records, key=lambda r: r.student.casefold())
-    parts: list[str] = []
-    tests: list[str] = []
-    for record in records:
-        for test in record.tests:
-            if test.part not in parts:
-                parts.append(test.part)
-            if test_column(test) not in tests:
-                tests.append(test_column(test))
-    policy = ["raw", "late_days", "grace_used", "penalty"] if charge else []
-    header = ["login", "sha", "status", *parts, *policy, "total", "max_score", *tests]
-    header += ["mistakes", "problems"]
-    rows = []
-    for record in records:
-        by_column = {test_column(t): t for t in record.tests}
-        graded = record.graded
-        part_scores = [
-            f"{sum(t.score for t in record.tests if t.part == p):g}" if graded else ""
-            for p in parts
-        ]
-        rows.append(
-            [
-                record.student,
-                record.sha,
-                record.status,
-                *part_scores,
-                *(policy_cells(record, charge(record.student)) if charge else []),
-                f"{charge(record.student).total(record.score) if charge else record.score:g}"
-                if graded
-                else "",
-                f"{record.max_score:g}" if graded else "",
-                *(f"{by_column[c].score:g}" if c in by_column else "" for c in tests),
-                "; ".join(mistakes(record)),
-                "; ".join(problems(record)),
-            ]
-        )
-    return header, rows
-
-
-def policy_cells(record: Record, charge: Charge) -> list[str]:
-    """raw, late_days, grace_used, penalty: blank where there is no grade."""
-    if not record.graded:
-        return ["", f"{charge.late_days}", f"{charge.grace_used}", ""]
-    raw = record.score
-    return [f"{raw:g}", f"{charge.late_days}", f"{charge.grace_used}", f"{charge.penalty(raw):g}"]
-
-
-def write_scores(
-    path: Path, records: Iterable[Record], charge: Callable[[str], Charge] | None = None
-) -> None:
-    header, rows = scores_table(records, charge)
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(header)
-    writer.writerows([csv_cell(value) for value in row] for row in rows)
-    atomic_write_text(path, buffer.getvalue())
-
-
-def atomic_write_text(path: Path, text: str) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    with os.fdopen(fd, "w") as f:
-        f.write(text)
-    os.chmod(tmp, 0o644)
-    os.replace(tmp, path)
 
 
 # -- the command --------------------------------------------------------------------------------

@@ -22,18 +22,19 @@ from typing import Any
 from autograder.course.assignment import Assignment
 from autograder.engine.mistakes import load_catalogue
 from autograder.errors import UsageError
+from autograder.result import atomic_write_text
 from autograder.standalone.escape import code_span, html_text, markdown_text
 from autograder.workflows import clusters, insight
-from autograder.workflows.batch import (
-    atomic_write_text,
+from autograder.workflows.command import Command
+from autograder.workflows.gradebook import course_of
+from autograder.workflows.records import (
+    Record,
+    load_record,
     mistakes,
     problems,
     read_state,
     test_column,
 )
-from autograder.workflows.command import Command
-from autograder.workflows.gradebook import course_of
-from autograder.workflows.records import Record, load_record
 
 IMAGES = "report-images"
 PART_TITLES = {"part1": "Part 1 (by hand)", "part2": "Part 2 (code)", "total": "Total"}

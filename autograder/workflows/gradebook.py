@@ -14,10 +14,10 @@ from typing import Any
 from autograder.course.assignment import slugs
 from autograder.errors import UsageError
 from autograder.platforms import lms
-from autograder.workflows import batch, collect, term
-from autograder.workflows.batch import read_state
+from autograder.result import atomic_write_text
+from autograder.workflows import collect, term
 from autograder.workflows.command import Command
-from autograder.workflows.records import Record, load_record
+from autograder.workflows.records import Record, load_record, read_state
 
 
 @dataclass
@@ -113,7 +113,7 @@ def export(
     text, unmatched = write(grades, identities)
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    batch.atomic_write_text(out, text)
+    atomic_write_text(out, text)
     if unmatched:
         warn(f"not exported, no {lms.NEEDS[write]} in the roster: {', '.join(unmatched)}")
     return out

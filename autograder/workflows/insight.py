@@ -15,10 +15,10 @@ from pathlib import Path
 
 from autograder.course.assignment import Assignment
 from autograder.errors import UsageError
+from autograder.result import atomic_write_text
 from autograder.workflows import clusters, similarity
-from autograder.workflows.batch import atomic_write_text, read_state
 from autograder.workflows.command import COURSE, Command, positive, use_course
-from autograder.workflows.records import Record, load_record
+from autograder.workflows.records import Record, load_record, read_state
 
 SIMILARITY_MD = "similarity.md"
 SIMILARITY_HTML = "similarity.html"

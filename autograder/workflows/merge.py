@@ -17,9 +17,16 @@ from typing import Any
 from autograder.errors import UsageError
 from autograder.result import write_json
 from autograder.workflows import classreport, gradebook
-from autograder.workflows.batch import SCORES, STATE, read_state, write_scores
 from autograder.workflows.command import ALLOW_MIXED, Command
-from autograder.workflows.records import RESULTS, load_record, refuse_formative
+from autograder.workflows.records import (
+    RESULTS,
+    SCORES,
+    STATE,
+    load_record,
+    read_state,
+    refuse_formative,
+    write_scores,
+)
 from autograder.workflows.term import Course
 
 

@@ -24,11 +24,10 @@ from autograder import report
 from autograder.course.assignment import Assignment
 from autograder.engine.mistakes import load_catalogue
 from autograder.errors import UsageError
-from autograder.workflows.batch import read_state
 from autograder.workflows.collect import DEFAULT_TEMPLATE, TOKEN_VARIABLES
 from autograder.workflows.command import Command
 from autograder.workflows.gradebook import course_of
-from autograder.workflows.records import load_record, refuse_formative
+from autograder.workflows.records import load_record, read_state, refuse_formative
 from autograder.workflows.term import Charge
 
 API = "https://api.github.com"

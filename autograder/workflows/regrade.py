@@ -22,10 +22,11 @@ from pathlib import Path
 from autograder import report
 from autograder.course.assignment import Assignment
 from autograder.errors import UsageError
-from autograder.result import TestResult
+from autograder.result import TestResult, atomic_write_text
 from autograder.workflows import batch
 from autograder.workflows.command import ALLOW_MIXED, COURSE, GRADING, Command, use_course
 from autograder.workflows.gradebook import Folder, Grade, read_folder
+from autograder.workflows.records import test_column
 
 DIFF_MD, DIFF_CSV = "diff.md", "diff.csv"
 
@@ -134,8 +135,8 @@ def total(grade: Grade | None) -> float | None:
 
 
 def test_changes(student: str, before: Grade | None, after: Grade | None) -> list[TestChange]:
-    old = {batch.test_column(t): t for t in before.record.tests} if before else {}
-    new = {batch.test_column(t): t for t in after.record.tests} if after else {}
+    old = {test_column(t): t for t in before.record.tests} if before else {}
+    new = {test_column(t): t for t in after.record.tests} if after else {}
     changes = []
     for column in [*old, *(c for c in new if c not in old)]:
         a, b = old.get(column), new.get(column)
@@ -217,8 +218,8 @@ def csv_text(diff: Diff) -> str:
 def write_diff(diff: Diff, into: Path) -> tuple[Path, Path]:
     into = Path(into)
     into.mkdir(parents=True, exist_ok=True)
-    batch.atomic_write_text(into / DIFF_MD, markdown(diff))
-    batch.atomic_write_text(into / DIFF_CSV, csv_text(diff))
+    atomic_write_text(into / DIFF_MD, markdown(diff))
+    atomic_write_text(into / DIFF_CSV, csv_text(diff))
     return into / DIFF_MD, into / DIFF_CSV
 
 
