@@ -29,10 +29,10 @@ from autograder.workflows.command import Command
 from autograder.workflows.gradebook import course_of
 from autograder.workflows.records import (
     Record,
-    load_record,
     mistakes,
+    open_results,
     problems,
-    read_state,
+    stored_records,
     test_column,
 )
 
@@ -75,10 +75,8 @@ class ClassStats:
 
 def gather(out: Path) -> ClassStats:
     out = Path(out)
-    state = read_state(out) if out.is_dir() else None
-    if state is None:
-        raise UsageError(f"{out} is not a grade-batch output folder (no batch.json)")
-    records = [r for r in (load_record(out, s) for s in state["students"]) if r is not None]
+    state = open_results(out)
+    records = stored_records(out, state)
     if not records:
         raise UsageError(f"{out} holds no graded results yet")
     graded = [r for r in records if r.graded]

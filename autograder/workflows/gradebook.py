@@ -17,7 +17,7 @@ from autograder.platforms import lms
 from autograder.result import atomic_write_text
 from autograder.workflows import collect, term
 from autograder.workflows.command import Command
-from autograder.workflows.records import Record, load_record, read_state
+from autograder.workflows.records import Record, load_record, open_results
 
 
 @dataclass
@@ -60,9 +60,7 @@ def course_of(state: dict[str, Any]) -> term.Course | None:
 
 def read_folder(path: Path) -> Folder:
     path = Path(path)
-    state = read_state(path) if path.is_dir() else None
-    if state is None:
-        raise UsageError(f"{path} is not a grade-batch output folder (no batch.json)")
+    state = open_results(path)
     course = course_of(state)
     charge = course.charger(state["assignment"]) if course else (lambda _: term.Charge())
     folder = Folder(path, state, course)
@@ -112,7 +110,6 @@ def export(
     }
     text, unmatched = write(grades, identities)
     out = Path(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
     atomic_write_text(out, text)
     if unmatched:
         warn(f"not exported, no {lms.NEEDS[write]} in the roster: {', '.join(unmatched)}")

@@ -18,7 +18,7 @@ from autograder.errors import UsageError
 from autograder.result import atomic_write_text
 from autograder.workflows import clusters, similarity
 from autograder.workflows.command import COURSE, Command, positive, use_course
-from autograder.workflows.records import Record, load_record, read_state
+from autograder.workflows.records import Record, open_results, stored_records
 
 SIMILARITY_MD = "similarity.md"
 SIMILARITY_HTML = "similarity.html"
@@ -37,10 +37,8 @@ class Class:
 
 def load(out: Path) -> Class:
     out = Path(out)
-    state = read_state(out) if out.is_dir() else None
-    if state is None:
-        raise UsageError(f"{out} is not a grade-batch output folder (no batch.json)")
-    records = [r for r in (load_record(out, s) for s in state["students"]) if r is not None]
+    state = open_results(out)
+    records = stored_records(out, state)
     slug = str(state["assignment"])
     try:
         assignment = Assignment.load(slug)

@@ -23,7 +23,7 @@ from autograder.workflows.records import (
     SCORES,
     STATE,
     load_record,
-    read_state,
+    open_results,
     refuse_formative,
     write_scores,
 )
@@ -33,9 +33,7 @@ from autograder.workflows.term import Course
 def read_shards(folders: list[Path], allow_mixed: bool = False) -> list[dict[str, Any]]:
     states = []
     for folder in folders:
-        state = read_state(folder) if Path(folder).is_dir() else None
-        if state is None:
-            raise UsageError(f"{folder} is not a grade-batch output folder (no {STATE})")
+        state = open_results(folder)
         refuse_formative(Path(folder))
         states.append(state | {"folder": Path(folder)})
     first = states[0]

@@ -27,7 +27,7 @@ from autograder.errors import UsageError
 from autograder.workflows.collect import DEFAULT_TEMPLATE, TOKEN_VARIABLES
 from autograder.workflows.command import Command
 from autograder.workflows.gradebook import course_of
-from autograder.workflows.records import load_record, read_state, refuse_formative
+from autograder.workflows.records import load_record, open_results, refuse_formative
 from autograder.workflows.term import Charge
 
 API = "https://api.github.com"
@@ -56,9 +56,7 @@ def mistake_hints(slug: str) -> dict[str, str]:
 
 def requests(out: Path, org: str, template: str = DEFAULT_TEMPLATE) -> list[dict[str, Any]]:
     """One request per graded student with a known commit; (method, path, JSON body)."""
-    state = read_state(out) if Path(out).is_dir() else None
-    if state is None:
-        raise UsageError(f"{out} is not a grade-batch output folder (no batch.json)")
+    state = open_results(out)
     refuse_formative(Path(out))
     if "{org}" in template and not org:
         raise UsageError("publishing needs --org (the owner of the students' repositories)")

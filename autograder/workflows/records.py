@@ -150,6 +150,20 @@ def read_state(out: Path) -> dict[str, Any] | None:
         raise UsageError(f"{out / STATE} is unreadable ({error})") from None
 
 
+def open_results(out: Path) -> dict[str, Any]:
+    """The state of the results folder ``out`` (a grade-batch, merge or regrade folder); the
+    one refusal of a folder that is none."""
+    state = read_state(out) if Path(out).is_dir() else None
+    if state is None:
+        raise UsageError(f"{out} is not a grade-batch output folder (no {STATE})")
+    return state
+
+
+def stored_records(out: Path, state: dict[str, Any]) -> list[Record]:
+    """The records of the class of ``state`` that ``out`` holds, in its order."""
+    return [r for r in (load_record(out, s) for s in state["students"]) if r is not None]
+
+
 def check_output_folder(out: Path, slug: str) -> None:
     """Refuse an output folder that holds something else, before anything is written."""
     out = Path(out)
