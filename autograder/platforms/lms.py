@@ -8,14 +8,16 @@ column per grade item. The roster maps each login to those identities through it
 ``name``, ``canvas_id``, ``sis_user_id``, ``sis_login_id``, ``section`` and ``email``.
 
 A student with a grade but no identity is returned as unmatched for the caller to report,
-never dropped silently. Plain csv, since both formats are a header and rows.
+never dropped silently. Plain csv, since both formats are a header and rows; every cell goes
+through the one CSV rule (``autograder.standalone.escape.csv_text``), so a roster's name or
+section is never read as a formula.
 """
 
 from __future__ import annotations
 
-import csv
-import io
 from collections.abc import Callable
+
+from autograder.standalone.escape import csv_text
 
 CANVAS_HEADER = ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"]
 MOODLE_ID = "Email address"
@@ -36,9 +38,7 @@ def students(grades: Grades) -> list[str]:
 
 def canvas(grades: Grades, roster: Roster) -> tuple[str, list[str]]:
     """The CSV text, and the logins that have no Canvas identity in the roster."""
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow([*CANVAS_HEADER, *grades])
+    rows: list[list[str]] = [[*CANVAS_HEADER, *grades]]
     unmatched = []
     for login in students(grades):
         row = roster.get(login.casefold(), {})
@@ -46,26 +46,24 @@ def canvas(grades: Grades, roster: Roster) -> tuple[str, list[str]]:
         if not any(ids):
             unmatched.append(login)
             continue
-        writer.writerow(
+        rows.append(
             [row.get("name") or login, *ids, row.get("section", "")]
             + [cell(column.get(login)) for column in grades.values()]
         )
-    return buffer.getvalue(), unmatched
+    return csv_text(rows), unmatched
 
 
 def moodle(grades: Grades, roster: Roster) -> tuple[str, list[str]]:
     """The CSV text (identified by email address), and the logins without an email."""
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow([MOODLE_ID, *grades])
+    rows = [[MOODLE_ID, *grades]]
     unmatched = []
     for login in students(grades):
         email = roster.get(login.casefold(), {}).get("email", "")
         if not email:
             unmatched.append(login)
             continue
-        writer.writerow([email, *(cell(column.get(login)) for column in grades.values())])
-    return buffer.getvalue(), unmatched
+        rows.append([email, *(cell(column.get(login)) for column in grades.values())])
+    return csv_text(rows), unmatched
 
 
 # -- direct passback to Canvas (optional: pip install canvasapi) --------------------------------

@@ -15,7 +15,9 @@ through the rule of its format here, and through nothing else:
   punctuation character of text that is ours but may quote a name.
 - ``html_text``: HTML text and attribute values.
 - ``csv_cell``: a spreadsheet cell that starts with ``= + - @`` (or a tab or carriage return)
-  gets a leading ``'``, so it is never read as a formula.
+  gets a leading ``'``, so it is never read as a formula; a number (``-2``, ``+0.5``) is
+  written as it is. ``csv_text`` writes whole rows, every cell through ``csv_cell``: every CSV
+  the grader writes goes through it.
 
 Hand-written, standard library only: this file is copied into each student template (see
 ``autograder.workflows.release``). Markdown has no escaping function in the standard library
@@ -27,12 +29,16 @@ nh3 where notebooks are handled (``autograder.platforms.nbgrader``), not here.
 
 from __future__ import annotations
 
+import csv
 import html
+import io
 import re
 import string
+from collections.abc import Iterable
 
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 PUNCTUATION = frozenset(string.punctuation)
+NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")  # fullmatch: a cell read as a number
 
 
 def plain(text: str) -> str:
@@ -98,4 +104,12 @@ def html_text(text: str) -> str:
 def csv_cell(value: object) -> str:
     """A spreadsheet cell never read as a formula (numbers are written as they are)."""
     text = str(value)
-    return "'" + text if text.startswith(FORMULA_STARTS) else text
+    formula = text.startswith(FORMULA_STARTS) and not NUMBER.fullmatch(text)
+    return "'" + text if formula else text
+
+
+def csv_text(rows: Iterable[Iterable[object]]) -> str:
+    """CSV text (``\n`` line ends), every cell through ``csv_cell``."""
+    buffer = io.StringIO()
+    csv.writer(buffer, lineterminator="\n").writerows([csv_cell(v) for v in row] for row in rows)
+    return buffer.getvalue()

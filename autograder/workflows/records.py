@@ -7,8 +7,6 @@ or, where there is no grade, why. Only the Gradescope adapter knows Gradescope's
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -19,7 +17,7 @@ from autograder.course.assignment import Assignment
 from autograder.errors import UsageError
 from autograder.platforms.record import handed_in_files
 from autograder.result import Result, TestResult, atomic_write_text, write_json
-from autograder.standalone.escape import csv_cell
+from autograder.standalone.escape import csv_text
 from autograder.workflows.term import Charge
 
 RESULTS = "results.json"
@@ -268,8 +266,4 @@ def write_scores(
     path: Path, records: Iterable[Record], charge: Callable[[str], Charge] | None = None
 ) -> None:
     header, rows = scores_table(records, charge)
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(header)
-    writer.writerows([csv_cell(value) for value in row] for row in rows)
-    atomic_write_text(path, buffer.getvalue())
+    atomic_write_text(path, csv_text([header, *rows]))

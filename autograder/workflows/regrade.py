@@ -12,8 +12,6 @@ student until the instructor runs ``publish`` on NEW.
 from __future__ import annotations
 
 import argparse
-import csv
-import io
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -23,6 +21,7 @@ from autograder import report
 from autograder.course.assignment import Assignment
 from autograder.errors import UsageError
 from autograder.result import TestResult, atomic_write_text
+from autograder.standalone import escape
 from autograder.workflows import batch
 from autograder.workflows.command import ALLOW_MIXED, COURSE, GRADING, Command, use_course
 from autograder.workflows.gradebook import Folder, Grade, read_folder
@@ -200,19 +199,15 @@ CSV_HEADER = [
 
 def csv_text(diff: Diff) -> str:
     """One row per student whose total changes (test empty), then one per changed test."""
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(CSV_HEADER)
+    rows = [CSV_HEADER]
     for c in diff.students:
-        writer.writerow([c.student, points(c.old), points(c.new), f"{c.change:+g}", *[""] * 7])
+        rows.append([c.student, points(c.old), points(c.new), f"{c.change:+g}", *[""] * 7])
     totals = {c.student: c for c in diff.students}
     for t in diff.tests:
         moved = totals.get(t.student)
         cells = [points(moved.old), points(moved.new), f"{moved.change:+g}"] if moved else []
-        writer.writerow(
-            [t.student, *(cells or ["", "", "+0"]), t.column, *side(t.old), *side(t.new)]
-        )
-    return buffer.getvalue()
+        rows.append([t.student, *(cells or ["", "", "+0"]), t.column, *side(t.old), *side(t.new)])
+    return escape.csv_text(rows)
 
 
 def write_diff(diff: Diff, into: Path) -> tuple[Path, Path]:
