@@ -1,8 +1,15 @@
-"""What grade-batch stores for each student, and what merge, the report and publish read back.
+"""A results folder, the one owner of what grade-batch writes and every other workflow reads
+(merge, regrade and diff, report, publish, export and passback, propose and similarity).
 
-``<out>/<student>/results.json`` holds the batch's facts about the submission (login, commit,
-status, content hash, grader version, notes) beside the canonical ``Result`` (``to_dict``),
-or, where there is no grade, why. Only the Gradescope adapter knows Gradescope's schema.
+``<out>/batch.json`` (``STATE``) says what the folder holds: the assignment, the grader
+version, the students, the course file. ``open_results`` is the one way in, and the one
+refusal of a folder that holds none. ``<out>/<student>/results.json`` holds the batch's facts
+about the submission (login, commit, status, content hash, grader version, notes) beside the
+canonical ``Result`` (``to_dict``), or, where there is no grade, why. ``<out>/scores.csv`` is
+written from those records, its cells through the one CSV rule
+(``autograder.standalone.escape``). Every file is written atomically
+(``autograder.result.atomic_write_text``). Only the Gradescope adapter knows Gradescope's
+schema.
 """
 
 from __future__ import annotations
