@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from autograder.errors import GraderFault, SuiteError, UsageError
+from autograder.errors import ExitCode, GraderFault, SuiteError, UsageError
 from autograder.workflows import (
     authoring,
     batch,
@@ -70,13 +70,13 @@ def main(argv: list[str] | None = None) -> int:
         return int(args.run(args))
     except UsageError as error:
         print(f"autograder: error: {error}", file=sys.stderr)
-        return 2
+        return ExitCode.USAGE
     except SuiteError as error:
         print(f"autograder: the hidden suite is broken: {error}", file=sys.stderr)
-        return 3
+        return ExitCode.SUITE
     except GraderFault as error:
         print(f"autograder: the grader failed on this machine: {error}", file=sys.stderr)
-        return 4
+        return ExitCode.GRADER
 
 
 if __name__ == "__main__":

@@ -1,4 +1,17 @@
-"""The errors that decide an exit status, shared by every layer."""
+"""The errors that decide an exit status, and the statuses, shared by every layer."""
+
+from enum import IntEnum
+
+
+class ExitCode(IntEnum):
+    """What ``autograder`` exits with (the README's table): 0 whenever the work was done,
+    whatever the score."""
+
+    OK = 0
+    FAILED = 1  # the work ran and something did not pass (check), or could not run (a bundle)
+    USAGE = 2  # a mistake in how the command was called: UsageError
+    SUITE = 3  # the hidden suite is broken: SuiteError
+    GRADER = 4  # the grader or its machine failed: GraderFault
 
 
 class UsageError(Exception):

@@ -14,6 +14,7 @@ from autograder.cli import main
 from autograder.course.assignment import Assignment
 from autograder.engine.grading import grade
 from autograder.engine.mistakes import Variant
+from autograder.errors import ExitCode
 from autograder.sandbox.layers import Sandbox
 
 SCHEMA = Path(__file__).parents[1] / "autograder" / "schemas" / "gradescope-results.json"
@@ -148,6 +149,18 @@ def test_grading_never_writes_into_the_submission(assignment, tmp_path):
     before = {p: p.read_bytes() for p in folder.rglob("*")}
     grade(assignment, folder, Sandbox.detect("fallback"))
     assert {p: p.read_bytes() for p in folder.rglob("*")} == before
+
+
+def test_the_exit_codes_are_the_readmes():
+    """The README tells what each status means; the IntEnum is the one place it is decided."""
+    readme = " ".join((Path(__file__).parents[1] / "README.md").read_text().split())
+    said = "exits 0 whenever grading completed, whatever the score; 2 with a one-line message"
+    assert (
+        said in readme and "; 3 when the hidden suite itself is broken, 4 when the grader" in readme
+    )
+    assert [int(c) for c in (ExitCode.OK, ExitCode.USAGE, ExitCode.SUITE, ExitCode.GRADER)] == [
+        0, 2, 3, 4,
+    ]  # fmt: skip
 
 
 @pytest.mark.parametrize(

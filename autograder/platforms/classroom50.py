@@ -27,6 +27,7 @@ from typing import Any
 
 from autograder import report
 from autograder.course.assignment import Assignment
+from autograder.errors import ExitCode
 from autograder.platforms import bundle
 from autograder.result import Result, write_json
 from autograder.standalone.escape import plain
@@ -117,11 +118,11 @@ def main(slug: str, checkout: Path, sandbox: str = "auto") -> int:
     except Exception as error:  # noqa: BLE001 - an infrastructure error, told as such
         why = f"{type(error).__name__}: {error}"
         print(f"autograder: grading could not run: {why}", file=sys.stderr)
-        return 1
+        return ExitCode.FAILED
     write_json(checkout / "result.json", classroom50(result))
     (checkout / RELEASE_BODY).write_text(report.student_markdown(result))
     print(report.summary(result))
-    return 0
+    return ExitCode.OK
 
 
 def export(assignment: Assignment, out: Path) -> Path:

@@ -21,6 +21,7 @@ from typing import Any
 
 from autograder import report
 from autograder.course.assignment import Assignment
+from autograder.errors import ExitCode
 from autograder.platforms import bundle
 from autograder.result import Result, write_json
 from autograder.standalone.escape import plain
@@ -131,7 +132,7 @@ def run(slug: str, submission: Path, results: Path, sandbox: str = "auto") -> in
     except Exception as error:  # noqa: BLE001 - Gradescope must get a results.json regardless
         write_json(results, gradescope_failure(f"{type(error).__name__}: {error}"))
         print(f"grading failed: {type(error).__name__}: {error}", file=sys.stderr)
-    return 0
+    return ExitCode.OK
 
 
 def export(assignment: Assignment, out: Path) -> Path:

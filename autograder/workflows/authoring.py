@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 
 from autograder.course.assignment import Assignment, slugs
+from autograder.errors import ExitCode
 from autograder.sandbox.layers import Sandbox
 from autograder.workflows import check as checking
 from autograder.workflows.command import COURSE, SANDBOX, Command
@@ -15,7 +16,7 @@ def run_check(args: argparse.Namespace) -> int:
     names = [args.assignment] if args.assignment else slugs()
     assignments = [Assignment.load(name, args.course) for name in names]
     outcomes = checking.check_all(assignments, Sandbox.detect(args.sandbox), quiet=args.quiet)
-    return 0 if all(o.ok for o in outcomes) else 1
+    return ExitCode.OK if all(o.ok for o in outcomes) else ExitCode.FAILED
 
 
 def add_check_arguments(p: argparse.ArgumentParser) -> None:
@@ -36,7 +37,7 @@ def run_generate(args: argparse.Namespace) -> int:
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(content)
             print(f"wrote {path}")
-    return 0
+    return ExitCode.OK
 
 
 def add_generate_arguments(p: argparse.ArgumentParser) -> None:

@@ -40,7 +40,7 @@ from threadpoolctl import threadpool_limits
 from autograder import PACKAGE_DIR
 from autograder.course.assignment import Assignment, slugs
 from autograder.engine.grading import GradingSession
-from autograder.errors import SuiteError, UsageError
+from autograder.errors import ExitCode, SuiteError, UsageError
 from autograder.platforms.record import grade_for_record, policy
 from autograder.result import Result, write_json
 from autograder.sandbox.layers import Sandbox
@@ -511,7 +511,7 @@ def run(args: argparse.Namespace) -> int:
         allow_weak_sandbox=args.allow_weak_sandbox,
         course_file=term.course_file(args.course_file, assignment.root, slugs()),
     )
-    return 0
+    return ExitCode.OK
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:

@@ -21,7 +21,7 @@ from typing import Any
 
 from autograder.course.assignment import Assignment
 from autograder.engine.mistakes import load_catalogue
-from autograder.errors import UsageError
+from autograder.errors import ExitCode, UsageError
 from autograder.result import atomic_write_text
 from autograder.standalone.escape import code_span, html_text, markdown_text
 from autograder.workflows import clusters, insight
@@ -393,7 +393,7 @@ def write(out: Path, min_cluster: int = clusters.MIN_SIZE) -> ClassStats:
 
 def run(args: argparse.Namespace) -> int:
     say_written(Path(args.folder), args.min_cluster, args.summary_to)
-    return 0
+    return ExitCode.OK
 
 
 def say_written(folder: Path, min_cluster: int = clusters.MIN_SIZE, summary_to: str = "") -> None:

@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from autograder.course.assignment import Assignment, slugs
-from autograder.errors import UsageError
+from autograder.errors import ExitCode, UsageError
 from autograder.result import write_json
 from autograder.tree import MAX_DEPTH, MAX_FILES, TreeTooBig, remove_tree
 from autograder.workflows import term
@@ -363,7 +363,7 @@ def run(args: argparse.Namespace) -> int:
         jobs=args.jobs,
         course=course,
     )
-    return 0
+    return ExitCode.OK
 
 
 def add_roster_options(p: argparse.ArgumentParser) -> None:

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from autograder.course.assignment import Assignment
-from autograder.errors import UsageError
+from autograder.errors import ExitCode, UsageError
 from autograder.platforms import classroom50, gradescope, lms
 from autograder.workflows import gradebook
 from autograder.workflows.command import COURSE, Command
@@ -57,7 +57,7 @@ EXPORTS: dict[str, Writer] = {
 
 def run(args: argparse.Namespace) -> int:
     print(EXPORTS[args.platform](args))
-    return 0
+    return ExitCode.OK
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:

@@ -35,7 +35,7 @@ from typing import Any
 
 from autograder import report
 from autograder.course.assignment import Assignment, slugs
-from autograder.errors import UsageError
+from autograder.errors import ExitCode, UsageError
 from autograder.result import write_json
 from autograder.workflows import batch, collect, publish, term
 from autograder.workflows.command import COURSE, COURSE_FILE, GRADING, Command
@@ -275,7 +275,7 @@ def run(args: argparse.Namespace) -> int:
         jobs=args.jobs,
         course_file=Path(args.course_file) if args.course_file else None,
     )
-    return 0
+    return ExitCode.OK
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:

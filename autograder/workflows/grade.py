@@ -8,7 +8,7 @@ from pathlib import Path
 
 from autograder import report
 from autograder.course.assignment import Assignment
-from autograder.errors import GraderFault, SuiteError, UsageError
+from autograder.errors import ExitCode, GraderFault, SuiteError, UsageError
 from autograder.platforms import gradescope
 from autograder.platforms.record import grade_for_record
 from autograder.result import write_json
@@ -55,7 +55,7 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         write_json(Path(args.json), gradescope.gradescope(result))
         print(f"results written to {args.json}")
-    return 0
+    return ExitCode.OK
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:

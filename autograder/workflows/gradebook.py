@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from autograder.course.assignment import slugs
-from autograder.errors import UsageError
+from autograder.errors import ExitCode, UsageError
 from autograder.platforms import lms
 from autograder.result import atomic_write_text
 from autograder.workflows import collect, term
@@ -163,7 +163,7 @@ def run_passback(args: argparse.Namespace) -> int:
     roster = Path(args.roster) if args.roster else None
     sent = passback(Path(args.results), args.url, args.course_id, args.assignment_id, roster, warn)
     print(f"sent {sent} grade(s) to Canvas assignment {args.assignment_id}")
-    return 0
+    return ExitCode.OK
 
 
 def add_passback_arguments(p: argparse.ArgumentParser) -> None:

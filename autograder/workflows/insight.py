@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from autograder.course.assignment import Assignment
-from autograder.errors import UsageError
+from autograder.errors import ExitCode, UsageError
 from autograder.result import atomic_write_text
 from autograder.workflows import clusters, similarity
 from autograder.workflows.command import COURSE, Command, positive, use_course
@@ -197,7 +197,7 @@ def run_propose(args: argparse.Namespace) -> int:
     target = Path(args.out) if args.out else None
     path, count = propose(args.assignment, Path(args.results), target, args.min_cluster)
     print(f"{count} draft catalogue entries, to review before use: {path}")
-    return 0
+    return ExitCode.OK
 
 
 def add_propose_arguments(p: argparse.ArgumentParser) -> None:
@@ -220,7 +220,7 @@ def run_similarity(args: argparse.Namespace) -> int:
         f"{len(found.pairs)} pairs ranked in {found.seconds:.1f} s: {Path(args.results)}/"
         f"{SIMILARITY_MD}, side by side in {SIMILARITY_HTML}"
     )
-    return 0
+    return ExitCode.OK
 
 
 def add_similarity_arguments(p: argparse.ArgumentParser) -> None:

@@ -7,7 +7,7 @@ import argparse
 import os
 from pathlib import Path
 
-from autograder.errors import UsageError
+from autograder.errors import ExitCode, UsageError
 from autograder.sandbox import doctor, runtime
 from autograder.sandbox.layers import STRONG_MEANS, WEAK_MEANS, Sandbox
 from autograder.workflows.command import Command, add_actions, no_options, sandbox_option
@@ -15,7 +15,7 @@ from autograder.workflows.command import Command, add_actions, no_options, sandb
 
 def run_doctor(args: argparse.Namespace) -> int:
     print("\n".join(doctor.report(Sandbox.detect(args.sandbox))))
-    return 0
+    return ExitCode.OK
 
 
 def run_sandbox(args: argparse.Namespace) -> int:
@@ -32,7 +32,7 @@ def run_sandbox(args: argparse.Namespace) -> int:
     )
     if args.to and Path(args.to).resolve() != runtime.default_folder().resolve():
         print(f"the sandbox uses it when {runtime.RUNTIME_VARIABLE}={made.folder} is set")
-    return 0
+    return ExitCode.OK
 
 
 def add_sandbox_arguments(p: argparse.ArgumentParser) -> None:

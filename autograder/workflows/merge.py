@@ -14,7 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from autograder.errors import UsageError
+from autograder.errors import ExitCode, UsageError
 from autograder.result import write_json
 from autograder.workflows import classreport, gradebook
 from autograder.workflows.command import ALLOW_MIXED, Command
@@ -120,7 +120,7 @@ def run(args: argparse.Namespace) -> int:
         [Path(d) for d in args.shards], Path(args.out), allow_mixed=args.allow_mixed, course=course
     )
     classreport.say_written(Path(args.out))
-    return 0
+    return ExitCode.OK
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:

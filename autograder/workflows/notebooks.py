@@ -7,6 +7,7 @@ import argparse
 from pathlib import Path
 
 from autograder.course.assignment import Assignment, slugs
+from autograder.errors import ExitCode
 from autograder.workflows.command import ALLOW_WEAK, COURSE_ROOT, Command, add_actions, own_first
 
 
@@ -18,14 +19,14 @@ def run(args: argparse.Namespace) -> int:
         assignments = [Assignment.load(n, args.course_root) for n in names]
         for path in notebook.build(Path(args.course), assignments):
             print(f"wrote {path}")
-        return 0
+        return ExitCode.OK
     from autograder.platforms.nbgrader import gradebook  # needs nbgrader itself
 
     course = Path(args.course)
     gradebook.autograde(
         course, args.assignment, args.student, args.allow_weak_sandbox, root=args.course_root
     )
-    return 0
+    return ExitCode.OK
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:

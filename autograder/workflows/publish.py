@@ -23,7 +23,7 @@ from typing import Any
 from autograder import report
 from autograder.course.assignment import Assignment
 from autograder.engine.mistakes import load_catalogue
-from autograder.errors import UsageError
+from autograder.errors import ExitCode, UsageError
 from autograder.workflows.collect import DEFAULT_TEMPLATE, TOKEN_VARIABLES
 from autograder.workflows.command import Command
 from autograder.workflows.gradebook import course_of
@@ -145,7 +145,7 @@ def publish(
 def run(args: argparse.Namespace) -> int:
     dry_run = Path(args.dry_run) if args.dry_run else None
     publish(Path(args.folder), args.org, args.url_template, dry_run)
-    return 0
+    return ExitCode.OK
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:

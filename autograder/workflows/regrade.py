@@ -19,7 +19,7 @@ from pathlib import Path
 
 from autograder import report
 from autograder.course.assignment import Assignment
-from autograder.errors import UsageError
+from autograder.errors import ExitCode, UsageError
 from autograder.result import TestResult, atomic_write_text
 from autograder.standalone import escape
 from autograder.workflows import batch
@@ -232,7 +232,7 @@ def run_regrade(args: argparse.Namespace) -> int:
         jobs=args.jobs,
     )
     print(f"regraded into {args.out}; compare with `autograder diff {args.results} {args.out}`")
-    return 0
+    return ExitCode.OK
 
 
 def add_regrade_arguments(p: argparse.ArgumentParser) -> None:
@@ -250,7 +250,7 @@ def run_diff(args: argparse.Namespace) -> int:
     print(markdown(found), end="")
     md, table = write_diff(found, Path(args.out or args.new))
     print(f"written to {md} and {table}", file=sys.stderr)
-    return 0
+    return ExitCode.OK
 
 
 def add_diff_arguments(p: argparse.ArgumentParser) -> None:

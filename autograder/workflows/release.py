@@ -19,7 +19,7 @@ from pathlib import Path
 
 from autograder import PACKAGE_DIR
 from autograder.course.assignment import Assignment
-from autograder.errors import UsageError
+from autograder.errors import ExitCode, UsageError
 from autograder.platforms.bundle import requirements
 from autograder.standalone import practice, sheet
 from autograder.workflows.command import COURSE, Command
@@ -166,7 +166,7 @@ def release(assignment: Assignment, out: Path) -> list[Path]:
 def run(args: argparse.Namespace) -> int:
     written = release(Assignment.load(args.assignment, args.course), Path(args.out_dir))
     print(f"wrote {len(written)} files to {args.out_dir}: push it as the students' template")
-    return 0
+    return ExitCode.OK
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
