@@ -2,6 +2,8 @@
 starter; the commands that read only a batch folder (or nothing of a course) do without."""
 
 import argparse
+import json
+import os
 import shutil
 
 import pytest
@@ -77,3 +79,40 @@ def test_release_writes_the_handout_of_the_course_given(tmp_path):
     handout.write_text(handout.read_text() + "\nThis term's handout.\n")
     assert main(["release", SLUG, str(tmp_path / "template"), "--course", str(course)]) == 0
     assert "This term's handout." in (tmp_path / "template" / "README.md").read_text()
+
+
+@pytest.fixture
+def results(tmp_path):
+    """A results folder of SLUG with nobody graded: enough for the assignment to be loaded."""
+    folder = tmp_path / "results"
+    folder.mkdir()
+    state = {"assignment": SLUG, "students": [], "grader_version": "0", "course_file": ""}
+    (folder / "batch.json").write_text(json.dumps(state))
+    return folder
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["regrade", "{results}", "--out", "{tmp}/new", "--submissions", "{tmp}"],
+        ["propose", SLUG, "{results}"],
+        ["similarity", "{results}"],
+    ],
+    ids=lambda argv: argv[0],
+)
+def test_the_course_is_passed_to_the_workflow_not_through_the_environment(
+    monkeypatch, tmp_path, results, argv
+):
+    """regrade, propose and similarity load the assignment deep in the workflow, from the
+    results folder's slug: the course given reaches that load as an argument."""
+    monkeypatch.delenv("AUTOGRADER_ROOT", raising=False)
+    roots = []
+
+    def load(cls, slug, root=None, **_):
+        roots.append(root)
+        raise UsageError(f"loaded {slug} from {root}")
+
+    monkeypatch.setattr(Assignment, "load", classmethod(load))
+    words = [w.format(results=results, tmp=tmp_path) for w in argv]
+    main([*words, "--course", str(tmp_path)])
+    assert roots == [str(tmp_path)] and "AUTOGRADER_ROOT" not in os.environ

@@ -11,7 +11,6 @@ An option that several commands take is defined once here, as an argparse parent
 from __future__ import annotations
 
 import argparse
-import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -133,10 +132,3 @@ GRADING = (JOBS, SANDBOX, ALLOW_WEAK)
 def add_actions(p: argparse.ArgumentParser) -> Any:
     """A command whose work is chosen by an ACTION word (``nbgrader build``)."""
     return p.add_subparsers(dest="action", required=True, metavar="ACTION")
-
-
-def use_course(course: str | None) -> None:
-    """For commands that load an assignment deep inside a workflow: --course as
-    $AUTOGRADER_ROOT, the one other way find_root() is told the course folder."""
-    if course:
-        os.environ["AUTOGRADER_ROOT"] = course

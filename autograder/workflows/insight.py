@@ -17,7 +17,7 @@ from autograder.course.assignment import Assignment
 from autograder.errors import ExitCode, UsageError
 from autograder.result import atomic_write_text
 from autograder.workflows import clusters, similarity
-from autograder.workflows.command import COURSE, Command, positive, use_course
+from autograder.workflows.command import COURSE, Command, positive
 from autograder.workflows.records import Record, open_results, stored_records
 
 SIMILARITY_MD = "similarity.md"
@@ -35,13 +35,14 @@ class Class:
     starter: str  # the starter's code, subtracted from similarity
 
 
-def load(out: Path) -> Class:
+def load(out: Path, course: Path | str | None = None) -> Class:
+    """The class graded in ``out``, its assignment's reference and starter from ``course``."""
     out = Path(out)
     state = open_results(out)
     records = stored_records(out, state)
     slug = str(state["assignment"])
     try:
-        assignment = Assignment.load(slug)
+        assignment = Assignment.load(slug, course)
         reference = assignment.reference_source
         starter = "\n".join(
             (assignment.starter / name).read_text()
@@ -56,9 +57,11 @@ def load(out: Path) -> Class:
 # -- the commands -------------------------------------------------------------------------------
 
 
-def propose(slug: str, out: Path, target: Path | None, min_size: int) -> tuple[Path, int]:
+def propose(
+    slug: str, out: Path, target: Path | None, min_size: int, course: Path | str | None = None
+) -> tuple[Path, int]:
     """Write draft catalogue entries for the clusters of ``out`` (graded for ``slug``)."""
-    graded = load(out)
+    graded = load(out, course)
     if graded.assignment != slug:
         raise UsageError(f"{out} holds {graded.assignment}, not {slug}")
     found = clusters.find(graded.records, graded.reference, min_size)
@@ -66,10 +69,12 @@ def propose(slug: str, out: Path, target: Path | None, min_size: int) -> tuple[P
     return path, len(found)
 
 
-def write_similarity(out: Path, top: int = similarity.TOP) -> similarity.Similarity:
+def write_similarity(
+    out: Path, top: int = similarity.TOP, course: Path | str | None = None
+) -> similarity.Similarity:
     """Write similarity.md (every pair, ranked) and similarity.html (the top pairs side by
     side) into the batch folder ``out``."""
-    graded = load(out)
+    graded = load(out, course)
     found = similarity.of_records(graded.records, graded.starter)
     title = f"# {graded.assignment}: code similarity\n\n"
     atomic_write_text(
@@ -193,9 +198,10 @@ def similarity_html(found: similarity.Similarity | None, why: str) -> str:
 
 
 def run_propose(args: argparse.Namespace) -> int:
-    use_course(args.course)
     target = Path(args.out) if args.out else None
-    path, count = propose(args.assignment, Path(args.results), target, args.min_cluster)
+    path, count = propose(
+        args.assignment, Path(args.results), target, args.min_cluster, args.course
+    )
     print(f"{count} draft catalogue entries, to review before use: {path}")
     return ExitCode.OK
 
@@ -211,8 +217,7 @@ def add_propose_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run_similarity(args: argparse.Namespace) -> int:
-    use_course(args.course)
-    found = write_similarity(Path(args.results), args.top)
+    found = write_similarity(Path(args.results), args.top, args.course)
     print(similarity.CAVEAT)
     for rank, pair in enumerate(found.top(args.top), 1):
         print(f"{rank:3d}. {pair.score:.2f}  {pair.first}  {pair.second}")

@@ -23,7 +23,7 @@ from autograder.errors import ExitCode, UsageError
 from autograder.result import TestResult, atomic_write_text
 from autograder.standalone import escape
 from autograder.workflows import batch
-from autograder.workflows.command import ALLOW_MIXED, COURSE, GRADING, Command, use_course
+from autograder.workflows.command import ALLOW_MIXED, COURSE, GRADING, Command
 from autograder.workflows.gradebook import Folder, Grade, read_folder
 from autograder.workflows.records import test_column
 
@@ -34,18 +34,20 @@ def regrade(
     results: Path,
     out: Path,
     assignment: Assignment | None = None,
+    course: Path | str | None = None,
     submissions: Path | None = None,
     sandbox_mode: str = "auto",
     allow_weak_sandbox: bool = False,
     jobs: int | None = None,
     say: Callable[[str], None] = print,
 ) -> batch.Summary:
-    """Grade RESULTS' submissions again into the new folder ``out``."""
+    """Grade RESULTS' submissions again into the new folder ``out``, with ``assignment``, else
+    the one RESULTS holds, loaded from ``course`` (see ``Assignment.load``)."""
     old = read_folder(results)
     out = Path(out)
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise UsageError(f"{out} is not a new, empty folder: regrade into a new one")
-    assignment = assignment or Assignment.load(old.assignment)
+    assignment = assignment or Assignment.load(old.assignment, course)
     where = Path(submissions or old.state.get("submissions") or "")
     if not str(where) or not where.is_dir():
         raise UsageError(f"no submissions folder for {results} (give --submissions)")
@@ -222,10 +224,10 @@ def write_diff(diff: Diff, into: Path) -> tuple[Path, Path]:
 
 
 def run_regrade(args: argparse.Namespace) -> int:
-    use_course(args.course)
     regrade(
         Path(args.results),
         Path(args.out),
+        course=args.course,
         submissions=Path(args.submissions) if args.submissions else None,
         sandbox_mode=args.sandbox,
         allow_weak_sandbox=args.allow_weak_sandbox,
