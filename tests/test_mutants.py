@@ -9,7 +9,7 @@ from tiny import tiny_assignment
 
 from autograder.engine import mutants as mutation
 from autograder.engine.mistakes import module_from_source
-from autograder.errors import UsageError
+from autograder.errors import SuiteError
 from autograder.sandbox.layers import Sandbox
 from autograder.workflows.check import Checker
 
@@ -202,5 +202,8 @@ def test_a_declared_equivalent_passes_and_a_stale_one_fails(tmp_path):
 
 
 def test_an_equivalent_needs_a_one_line_why(tmp_path):
-    with pytest.raises(UsageError, match="one-line why"):
+    with pytest.raises(
+        SuiteError,
+        match="suite.yaml, line 6: equivalent_mutants: item 1 needs a mutant and a one-line why",
+    ):
         tiny(tmp_path, equivalent="equivalent_mutants:\n  - mutant: x\n")

@@ -8,6 +8,9 @@ The first two make up the *course folder*. The grader never looks for it where i
 student's folder could hold a reference of its own); it is, in order: the folder the instructor
 names (``--course`` or ``AUTOGRADER_ROOT``), the copy built into an installed package
 (``autograder/course_material/``), or the source checkout the package itself lives in.
+
+suite.yaml and quiz.yaml are read against their schemas (``autograder/course/schema.py``): a
+misspelled key or a bad value is a ``SuiteError`` naming the file and the line.
 """
 
 from __future__ import annotations
@@ -19,11 +22,9 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from autograder import PACKAGE_DIR
-from autograder.course import stubs
-from autograder.errors import UsageError
+from autograder.course import schema, stubs
+from autograder.errors import SuiteError, UsageError
 from autograder.standalone import sheet
 
 SUITES = PACKAGE_DIR / "suites"
@@ -88,14 +89,9 @@ class StudentTests:
 
 
 def equivalents(entries: list[dict[str, str]] | None) -> dict[str, str]:
-    """suite.yaml's ``equivalent_mutants``: a list of {mutant, why}, each why one line."""
-    found = {}
-    for entry in entries or []:
-        mutant, why = str(entry.get("mutant", "")).strip(), str(entry.get("why", "")).strip()
-        if not mutant or not why or "\n" in why:
-            raise UsageError(f"equivalent_mutants: {entry!r} needs a mutant and a one-line why")
-        found[mutant] = why
-    return found
+    """suite.yaml's ``equivalent_mutants``: a list of {mutant, why} (its schema makes each why
+    one line)."""
+    return {entry["mutant"].strip(): entry["why"].strip() for entry in entries or []}
 
 
 def slugs() -> list[str]:
@@ -132,7 +128,7 @@ class Assignment:
         if not declaration.is_file():
             known = ", ".join(slugs()) or "none"
             raise UsageError(f"unknown assignment {slug!r} (known: {known})")
-        data: dict[str, Any] = yaml.safe_load(declaration.read_text())
+        data: dict[str, Any] = schema.read(declaration, "suite", SuiteError).data
         return cls(
             slug=slug,
             title=data["title"],
@@ -176,7 +172,7 @@ class Assignment:
 
     @cached_property
     def key(self) -> dict[str, Any]:
-        return yaml.safe_load((self.suite / "quiz.yaml").read_text())
+        return dict(schema.read(self.suite / "quiz.yaml", "quiz", SuiteError).data)
 
     @cached_property
     def reference_source(self) -> str:

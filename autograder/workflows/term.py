@@ -16,8 +16,9 @@ commit's own date (the student's machine writes that). ``lateness.json`` beside 
 file keeps those facts for every assignment, so grace days can be spent across the term in
 due-date order; the penalties are then a pure function of the facts and the policy.
 
-The YAML is walked node by node (``yaml.compose``) rather than loaded, only to keep every
-value's line number for the error messages; PyYAML's safe loader reads the text.
+What the file may hold is its schema (``autograder/schemas/course.schema.json``, read by
+``autograder/course/schema.py``, which keeps every value's line for the messages); this module
+checks what a schema cannot: the time zones, the dates, and the assignments' slugs.
 """
 
 from __future__ import annotations
@@ -33,24 +34,18 @@ from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-import yaml
-
+from autograder.course import schema
 from autograder.errors import UsageError
 from autograder.result import write_json
 
 COURSE = "course.yaml"
 EXTENSIONS = "extensions.csv"
 LEDGER = "lateness.json"
-MAX_BYTES = 1 << 20
 DAY = 86400
 UNITS = {"day": DAY, "hour": 3600}
 DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(d|days?|h|hours?|m|min|minutes?)\s*$")
 DURATION_SECONDS = {"d": DAY, "h": 3600, "m": 60}
-TOP_KEYS = {"timezone", "grace_days", "collect_slack", "late_policy", "assignments", "formative"}
-FORMATIVE_KEYS = {"results_per_day", "timezone", "term_start", "term_end"}
 DEFAULT_PER_DAY = 3
-POLICY_KEYS = {"per", "penalty", "cap", "accept_for"}
-ASSIGNMENT_KEYS = {"due", "late_policy"}
 EXTENSION_COLUMNS = ("login", "assignment", "due")
 
 
@@ -165,57 +160,6 @@ def words(seconds: float) -> str:
 # -- reading course.yaml ------------------------------------------------------------------------
 
 
-class Where:
-    """Errors that name the file and the line."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self.keys: dict[int, Any] = {}  # a value node's id -> its key node
-
-    def key_of(self, node: Any) -> Any:
-        return self.keys.get(id(node), node)
-
-    def error(self, node: Any, message: str) -> UsageError:
-        line = node.start_mark.line + 1 if node is not None else 1
-        return UsageError(f"{self.path}, line {line}: {message}")
-
-    def mapping(self, node: Any, keys: set[str], what: str) -> dict[str, Any]:
-        if not isinstance(node, yaml.MappingNode):
-            raise self.error(node, f"{what} must be a mapping")
-        found: dict[str, Any] = {}
-        for key, value in node.value:
-            name = key.value if isinstance(key, yaml.ScalarNode) else ""
-            if keys and name not in keys:
-                raise self.error(key, f"unknown key {name!r} in {what} ({', '.join(sorted(keys))})")
-            if name in found:
-                raise self.error(key, f"{name!r} is given twice in {what}")
-            found[name] = value
-            self.keys[id(value)] = key
-        return found
-
-    def scalar(self, node: Any, what: str) -> str:
-        if not isinstance(node, yaml.ScalarNode) or not str(node.value).strip():
-            raise self.error(node, f"{what} must be a single value")
-        return str(node.value).strip()
-
-    def number(self, node: Any, what: str, low: float = 0, high: float = math.inf) -> float:
-        text = self.scalar(node, what)
-        try:
-            value = float(text)
-        except ValueError:
-            raise self.error(node, f"{what} must be a number (got {text!r})") from None
-        if not low <= value <= high:
-            raise self.error(node, f"{what} must be between {low:g} and {high:g} (got {text})")
-        return value
-
-    def duration(self, node: Any, what: str) -> float:
-        text = self.scalar(node, what)
-        match = DURATION.match(text)
-        if not match:
-            raise self.error(node, f"{what} must be a duration such as 5d, 12h or 30m ({text!r})")
-        return float(match[1]) * DURATION_SECONDS[match[2][0]]
-
-
 def parse_due(text: str, zone: ZoneInfo) -> datetime.datetime:
     """A due date with a time: in ``zone`` unless it carries its own UTC offset."""
     if not re.search(r"\d[T ]\d", text):
@@ -224,112 +168,78 @@ def parse_due(text: str, zone: ZoneInfo) -> datetime.datetime:
     return moment if moment.tzinfo else moment.replace(tzinfo=zone)
 
 
-def read_policy(where: Where, node: Any, base: LatePolicy, what: str) -> LatePolicy:
-    given = where.mapping(node, POLICY_KEYS, what)
-    values: dict[str, Any] = {
-        "per": base.per,
-        "penalty": base.penalty,
-        "cap": base.cap,
-        "accept_for": base.accept_for,
-    }
-    if "per" in given:
-        values["per"] = where.scalar(given["per"], f"{what}: per")
-        if values["per"] not in UNITS:
-            raise where.error(given["per"], f"{what}: per must be day or hour")
-    if "penalty" in given:
-        values["penalty"] = where.number(given["penalty"], f"{what}: penalty", 0, 100)
-    if "cap" in given:
-        values["cap"] = where.number(given["cap"], f"{what}: cap", 0, 100)
-    if "accept_for" in given:
-        values["accept_for"] = where.duration(given["accept_for"], f"{what}: accept_for")
-    return LatePolicy(**values)
+def seconds(duration: str) -> float:
+    """A duration the schema has checked (5d, 12h, 30m) in seconds."""
+    match = DURATION.match(duration)
+    assert match is not None, duration  # the schema's pattern is DURATION's
+    return float(match[1]) * DURATION_SECONDS[match[2][0]]
 
 
-def read_formative(where: Where, node: Any, zone_name: str) -> Formative:
+def time_zone(doc: schema.Document, where: schema.Where, name: str) -> ZoneInfo:
+    try:
+        return ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError):
+        prefix = "".join(f"{p}: " for p in where) if len(where) > 1 else ""  # formative's
+        raise doc.fail(where, f"{prefix}unknown time zone {name!r}") from None
+
+
+def read_policy(given: dict[str, Any] | None, base: LatePolicy) -> LatePolicy:
+    """A late policy: the keys ``given`` sets, the others from ``base``."""
+    given = given or {}
+    return LatePolicy(
+        per=given.get("per", base.per),
+        penalty=float(given.get("penalty", base.penalty)),
+        cap=float(given.get("cap", base.cap)),
+        accept_for=seconds(given["accept_for"]) if "accept_for" in given else base.accept_for,
+    )
+
+
+def read_formative(doc: schema.Document, given: dict[str, Any], zone_name: str) -> Formative:
     """The ``formative`` part; its time zone defaults to the course's."""
-    given = where.mapping(node, FORMATIVE_KEYS, "formative")
-    per_day = DEFAULT_PER_DAY
-    if "results_per_day" in given:
-        text = where.scalar(given["results_per_day"], "formative: results_per_day")
-        if not text.isdigit() or int(text) < 1:
-            raise where.error(
-                given["results_per_day"],
-                f"formative: results_per_day must be a whole number >= 1 (got {text!r})",
-            )
-        per_day = int(text)
+    zone_name = given.get("timezone", zone_name)
     if "timezone" in given:
-        zone_name = where.scalar(given["timezone"], "formative: timezone")
-        try:
-            ZoneInfo(zone_name)
-        except (ZoneInfoNotFoundError, ValueError):
-            message = f"formative: timezone: unknown time zone {zone_name!r}"
-            raise where.error(given["timezone"], message) from None
+        time_zone(doc, ("formative", "timezone"), zone_name)
     dates: dict[str, datetime.date | None] = {"term_start": None, "term_end": None}
-    for key in dates:
-        if key in given:
-            text = where.scalar(given[key], f"formative: {key}")
-            try:
-                dates[key] = datetime.date.fromisoformat(text)
-            except ValueError:
-                message = f"formative: {key} must be a date, YYYY-MM-DD (got {text!r})"
-                raise where.error(given[key], message) from None
+    for key in [k for k in dates if k in given]:
+        try:
+            dates[key] = datetime.date.fromisoformat(given[key])
+        except ValueError:
+            message = f"formative: {key} must be a date, YYYY-MM-DD (got {given[key]!r})"
+            raise doc.fail(("formative", key), message) from None
     start, end = dates["term_start"], dates["term_end"]
     if start and end and end < start:
-        raise where.error(given["term_end"], "formative: term_end is before term_start")
+        raise doc.fail(("formative", "term_end"), "formative: term_end is before term_start")
+    per_day = int(given.get("results_per_day", DEFAULT_PER_DAY))
     return Formative(per_day, zone_name, start, end)
+
+
+def read_deadline(doc: schema.Document, slug: str, zone: ZoneInfo, default: LatePolicy) -> Deadline:
+    given = doc.data["assignments"][slug]
+    try:
+        due = parse_due(given["due"], zone)
+    except ValueError as error:
+        raise doc.fail(("assignments", slug, "due"), f"{slug}: bad due date ({error})") from None
+    return Deadline(slug, due, read_policy(given.get("late_policy"), default))
 
 
 def read_course(path: Path, known: Iterable[str]) -> Course:
     """The course file, both parts; every assignment it names must be one of ``known``."""
-    path = Path(path)
-    where = Where(path)
-    try:
-        text = path.read_text()
-    except OSError as error:
-        raise UsageError(f"cannot read the course file {path} ({error.strerror})") from None
-    if len(text) > MAX_BYTES:
-        raise UsageError(f"{path}: over {MAX_BYTES} bytes, not a course file")
-    try:
-        root = yaml.compose(text, Loader=yaml.SafeLoader)
-    except yaml.YAMLError as error:
-        mark = getattr(error, "problem_mark", None)
-        line = mark.line + 1 if mark else 1
-        raise UsageError(f"{path}, line {line}: not valid YAML") from None
-    top = where.mapping(root, TOP_KEYS, "the course file") if root is not None else {}
-    try:
-        zone_name = where.scalar(top["timezone"], "timezone") if "timezone" in top else "UTC"
-        zone = ZoneInfo(zone_name)
-    except (ZoneInfoNotFoundError, ValueError):
-        raise where.error(top["timezone"], f"unknown time zone {zone_name!r}") from None
-    grace = where.number(top["grace_days"], "grace_days", 0, 365) if "grace_days" in top else 0
-    if grace != int(grace):
-        raise where.error(top["grace_days"], "grace_days must be a whole number")
-    slack = where.duration(top["collect_slack"], "collect_slack") if "collect_slack" in top else 0
-    default = LatePolicy()
-    if "late_policy" in top:
-        default = read_policy(where, top["late_policy"], default, "late_policy")
-    slugs = set(known)
-    deadlines = {}
+    doc = schema.read(Path(path), "course")
+    top: dict[str, Any] = doc.data or {}
+    zone_name = top.get("timezone", "UTC")
+    zone = time_zone(doc, ("timezone",), zone_name)
+    default = read_policy(top.get("late_policy"), LatePolicy())
     formative = Formative(timezone=zone_name)
     if "formative" in top:
-        formative = read_formative(where, top["formative"], zone_name)
-    given_assignments = top.get("assignments")
-    listed = where.mapping(given_assignments, set(), "assignments") if given_assignments else {}
-    for key, node in listed.items():
-        if key not in slugs:
-            raise where.error(where.key_of(node), f"unknown assignment {key!r}")
-        given = where.mapping(node, ASSIGNMENT_KEYS, key)
-        if "due" not in given:
-            raise where.error(node, f"{key}: no due date")
-        try:
-            due = parse_due(where.scalar(given["due"], f"{key}: due"), zone)
-        except ValueError as error:
-            raise where.error(given["due"], f"{key}: bad due date ({error})") from None
-        policy = default
-        if "late_policy" in given:
-            policy = read_policy(where, given["late_policy"], default, f"{key}: late_policy")
-        deadlines[key] = Deadline(key, due, policy)
-    return Course(path, zone, int(grace), slack, deadlines, formative=formative)
+        formative = read_formative(doc, top["formative"], zone_name)
+    deadlines = {}
+    for slug in top.get("assignments") or {}:
+        if slug not in set(known):
+            raise doc.fail(("assignments", slug), f"unknown assignment {slug!r}")
+        deadlines[slug] = read_deadline(doc, slug, zone, default)
+    slack = seconds(top["collect_slack"]) if "collect_slack" in top else 0
+    grace = int(top.get("grace_days", 0))
+    return Course(Path(path), zone, grace, slack, deadlines, formative=formative)
 
 
 def read_extensions(path: Path, course: Course, logins: Iterable[str]) -> None:
