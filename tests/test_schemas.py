@@ -1,6 +1,6 @@
 """suite.yaml, quiz.yaml and course.yaml are each read against one declarative schema
 (autograder/schemas/*.schema.json): a misspelled key or a bad value is one line naming the
-file, the line and the key."""
+file, the line and the key; a local time that does not exist, or exists twice, is refused."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import yaml
 from autograder.cli import main
 from autograder.course import schema
 from autograder.course.assignment import SUITES, Assignment, slugs
-from autograder.errors import SuiteError
+from autograder.errors import SuiteError, UsageError
 from autograder.workflows import term
 
 SLUG = "masks-and-heads"
@@ -98,3 +98,40 @@ def test_every_shipped_file_passes_its_schema_and_reads_as_yaml_does():
             assert schema.read(path, kind).data == yaml.safe_load(path.read_text()), path
     course = Path(__file__).parents[1] / "course.yaml"
     assert term.read_course(course, slugs()).formative.results_per_day >= 1
+
+
+@pytest.mark.parametrize(
+    "due, words",
+    [
+        ("2026-03-29 02:30", "2026-03-29 02:30 does not exist in Europe/Berlin"),
+        ("2026-10-25 02:30", "happens twice in Europe/Berlin (at +02:00, then at +01:00)"),
+    ],
+)
+def test_a_local_time_the_clocks_skip_or_repeat_is_refused(tmp_path, due, words):
+    course = tmp_path / "course.yaml"
+    course.write_text(f"timezone: Europe/Berlin\nassignments:\n  {SLUG}:\n    due: {due}\n")
+    with pytest.raises(UsageError) as caught:
+        term.read_course(course, slugs())
+    assert str(caught.value).startswith(f"{course}, line 4: {SLUG}: bad due date (")
+    assert words in str(caught.value)
+
+
+def test_a_time_with_its_offset_or_outside_a_change_is_taken(tmp_path):
+    course = tmp_path / "course.yaml"
+    course.write_text(
+        f"timezone: Europe/Berlin\nassignments:\n  {SLUG}: {{due: '2026-10-25 02:30+01:00'}}\n"
+        "  padding-and-batches: {due: 2026-03-29 03:30}\n"
+    )
+    read = term.read_course(course, slugs())
+    assert read.deadline(SLUG).due.utcoffset().total_seconds() == 3600
+    assert read.deadline("padding-and-batches").due.utcoffset().total_seconds() == 7200
+
+
+def test_an_extension_at_a_time_that_does_not_exist_is_refused(tmp_path):
+    course = tmp_path / "course.yaml"
+    course.write_text(
+        f"timezone: Europe/Berlin\nassignments:\n  {SLUG}: {{due: 2026-03-20 12:00}}\n"
+    )
+    (tmp_path / "extensions.csv").write_text(f"login,assignment,due\nada,{SLUG},2026-03-29 02:15\n")
+    with pytest.raises(UsageError, match=r"extensions.csv, line 2: .* does not exist in Europe"):
+        term.load(course, slugs(), ["ada"])

@@ -161,11 +161,31 @@ def words(seconds: float) -> str:
 
 
 def parse_due(text: str, zone: ZoneInfo) -> datetime.datetime:
-    """A due date with a time: in ``zone`` unless it carries its own UTC offset."""
+    """A due date with a time: in ``zone`` unless it carries its own UTC offset. A local time
+    that the clocks skip or pass twice there is refused: which moment it means is a guess."""
     if not re.search(r"\d[T ]\d", text):
         raise ValueError("give a time too, e.g. 2026-10-01 23:59")
     moment = datetime.datetime.fromisoformat(text)
-    return moment if moment.tzinfo else moment.replace(tzinfo=zone)
+    if moment.tzinfo:
+        return moment
+    local = moment.replace(tzinfo=zone)
+    offsets = [local.utcoffset(), local.replace(fold=1).utcoffset()]
+    if offsets[0] == offsets[1]:
+        return local
+    again = local.astimezone(datetime.UTC).astimezone(zone).replace(tzinfo=None)
+    if again != moment:
+        raise ValueError(f"{text} does not exist in {zone.key}: the clocks skip it")
+    first, then = (utc_offset(o) for o in offsets)
+    raise ValueError(
+        f"{text} happens twice in {zone.key} (at {first}, then at {then}): "
+        f"give the one meant, e.g. {text}{first}"
+    )
+
+
+def utc_offset(offset: datetime.timedelta | None) -> str:
+    minutes = int((offset or datetime.timedelta()).total_seconds() // 60)
+    sign = "+" if minutes >= 0 else "-"
+    return f"{sign}{abs(minutes) // 60:02d}:{abs(minutes) % 60:02d}"
 
 
 def seconds(duration: str) -> float:
