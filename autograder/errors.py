@@ -18,6 +18,14 @@ class UsageError(Exception):
     """A mistake in how the command was called: one line, non-zero exit."""
 
 
+def not_installed(package: str, extra: str, what: str) -> UsageError:
+    """The one-line error for a command whose optional dependency is not installed."""
+    return UsageError(
+        f"{what} needs {package}, which is not installed: "
+        f"pip install 'attention-autograder[{extra}]'"
+    )
+
+
 class SuiteError(RuntimeError):
     """The hidden suite itself is broken: an instructor's problem, never a student's."""
 

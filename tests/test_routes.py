@@ -28,7 +28,6 @@ from autograder import cli
 from autograder.course.assignment import Assignment, slugs
 from autograder.course.stubs import has_markers
 from autograder.platforms import classroom50, gradescope
-from autograder.platforms.nbgrader import gradebook
 from autograder.workflows.release import release
 
 pytestmark = [pytest.mark.timeout(600), pytest.mark.parametrize("slug", slugs())]
@@ -82,7 +81,12 @@ def test_the_classroom50_bundle_gives_full_marks(slug, tmp_path):
 
 
 def test_an_nbgrader_course_grades_the_reference_notebook_in_full(slug, tmp_path):
+    pytest.importorskip(
+        "nbgrader", reason="nbgrader is not installed (pip install -e '.[nbgrader]')"
+    )
     from nbgrader.api import Gradebook
+
+    from autograder.platforms.nbgrader import gradebook
 
     course = tmp_path / "course"
     assert cli.main(["nbgrader", "build", str(course), slug]) == 0

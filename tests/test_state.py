@@ -8,7 +8,6 @@ import shutil
 from pathlib import Path
 from types import SimpleNamespace
 
-import IPython
 import numpy as np
 import pytest
 
@@ -151,6 +150,7 @@ def test_a_kernels_gradings_are_kept_by_one_object_and_shared_by_no_other(
 
 
 def test_the_kernels_gradings_live_on_its_shell(monkeypatch):
+    IPython = pytest.importorskip("IPython", reason="the nbgrader extra's kernel is not installed")
     shell = SimpleNamespace()
     monkeypatch.setattr(IPython, "get_ipython", lambda: shell)
     assert kernel.kernel_grades() is kernel.kernel_grades() is shell.autograder_grades

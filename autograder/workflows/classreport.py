@@ -21,7 +21,7 @@ from typing import Any
 
 from autograder.course.assignment import Assignment
 from autograder.engine.mistakes import load_catalogue
-from autograder.errors import ExitCode, UsageError
+from autograder.errors import ExitCode, UsageError, not_installed
 from autograder.result import atomic_write_text
 from autograder.standalone.escape import code_span, html_text, markdown_text
 from autograder.workflows import clusters, insight
@@ -135,8 +135,11 @@ def gather(out: Path) -> ClassStats:
 def new_figure(width: float, height: float) -> Any:
     """A figure drawn by the Agg backend, without pyplot's global state (imported late, so
     that other commands never pay for matplotlib)."""
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
+    try:
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+        from matplotlib.figure import Figure
+    except ImportError:
+        raise not_installed("matplotlib", "report", "the class report") from None
 
     figure = Figure(figsize=(width, height))
     FigureCanvasAgg(figure)
@@ -388,7 +391,7 @@ def write(out: Path, min_cluster: int = clusters.MIN_SIZE) -> ClassStats:
     return stats
 
 
-# -- the command------------------------------------------------------------------------------------
+# -- the command -----------------------------------------------------------------------------------
 
 
 def run(args: argparse.Namespace) -> int:

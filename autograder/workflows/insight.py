@@ -194,7 +194,7 @@ def similarity_html(found: similarity.Similarity | None, why: str) -> str:
     )
 
 
-# -- the command------------------------------------------------------------------------------------
+# -- the command -----------------------------------------------------------------------------------
 
 
 def run_propose(args: argparse.Namespace) -> int:

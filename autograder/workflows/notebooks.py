@@ -7,7 +7,7 @@ import argparse
 from pathlib import Path
 
 from autograder.course.assignment import Assignment, slugs
-from autograder.errors import ExitCode
+from autograder.errors import ExitCode, not_installed
 from autograder.workflows.command import ALLOW_WEAK, COURSE_ROOT, Command, add_actions, own_first
 
 
@@ -20,8 +20,12 @@ def run(args: argparse.Namespace) -> int:
         for path in notebook.build(Path(args.course), assignments):
             print(f"wrote {path}")
         return ExitCode.OK
-    from autograder.platforms.nbgrader import gradebook  # needs nbgrader itself
-
+    try:
+        from autograder.platforms.nbgrader import gradebook  # needs nbgrader itself
+    except ModuleNotFoundError as error:
+        if str(error.name).startswith("autograder"):
+            raise
+        raise not_installed(str(error.name), "nbgrader", "nbgrader autograde") from None
     course = Path(args.course)
     gradebook.autograde(
         course, args.assignment, args.student, args.allow_weak_sandbox, root=args.course_root

@@ -139,7 +139,7 @@ def publish(
     return len(send_each(found, token_from_env(), say))
 
 
-# -- the command------------------------------------------------------------------------------------
+# -- the command -----------------------------------------------------------------------------------
 
 
 def run(args: argparse.Namespace) -> int:

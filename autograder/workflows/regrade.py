@@ -220,7 +220,7 @@ def write_diff(diff: Diff, into: Path) -> tuple[Path, Path]:
     return into / DIFF_MD, into / DIFF_CSV
 
 
-# -- the command------------------------------------------------------------------------------------
+# -- the command -----------------------------------------------------------------------------------
 
 
 def run_regrade(args: argparse.Namespace) -> int:

@@ -21,7 +21,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from autograder.errors import UsageError
+from autograder.errors import UsageError, not_installed
 from autograder.workflows.records import Record
 
 K = 25  # characters of the normalised code per k-gram (copydetect's noise threshold)
@@ -78,7 +78,10 @@ def code_of(record: Record) -> str:
 
 def compare(code: dict[str, str], starter: str = "") -> Similarity:
     """Every pair of ``code`` (student -> code), the ``starter`` subtracted, ranked."""
-    from copydetect import compare_files
+    try:
+        from copydetect import compare_files
+    except ImportError:
+        raise not_installed("copydetect", "report", "code similarity") from None
 
     start = time.perf_counter()
     boilerplate = frozenset(fingerprint(starter).hashes) if starter.strip() else frozenset()
