@@ -151,6 +151,17 @@ def test_grading_never_writes_into_the_submission(assignment, tmp_path):
     assert {p: p.read_bytes() for p in folder.rglob("*")} == before
 
 
+def test_grading_a_plain_folder_never_goes_through_the_notebook_route():
+    """Only a submission in nbgrader's layout reads notebook code (platforms/nbgrader)."""
+    script = (
+        "import sys; from autograder.cli import main; "
+        f"main(['grade', {SLUG!r}, {str(Assignment.load(SLUG).reference)!r}, '--sandbox', "
+        "'fallback']); print([m for m in sys.modules if 'nbgrader' in m])"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert done.returncode == 0 and done.stdout.splitlines()[-1] == "[]", done.stderr[-2000:]
+
+
 def test_the_exit_codes_are_the_readmes():
     """The README tells what each status means; the IntEnum is the one place it is decided."""
     readme = " ".join((Path(__file__).parents[1] / "README.md").read_text().split())

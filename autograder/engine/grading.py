@@ -129,18 +129,14 @@ def grade_files(
     known: Mapping[str, TestResult] | None = None,
 ) -> Result:
     start = time.perf_counter()
-    result = Result(assignment=assignment.slug, submission=str(submission), sandbox=sandbox.layers)
-    result.sandbox_strength = sandbox.strength
-    result.instructor_notes.append(sandbox.strength)
-    if sandbox.weak:
-        result.instructor_notes.append("WARNING: weak sandbox: " + "; ".join(sandbox.notes))
-    part1, problems = quiz.grade(assignment.key, submission / "answers.yaml")
-    result.notices += problems
+    part1, notices = quiz.grade(assignment.key, submission / "answers.yaml")
     session = session.serves(assignment) if session else GradingSession(assignment)
-    part2 = run_suite(
-        assignment, submission, sandbox, result.notices, session, student_tests, known
-    )
-    result.tests = part1 + part2
+    part2 = run_suite(assignment, submission, sandbox, notices, session, student_tests, known)
+    notes = [sandbox.strength]
+    if sandbox.weak:
+        notes.append("WARNING: weak sandbox: " + "; ".join(sandbox.notes))
+    result = Result(assignment.slug, str(submission), part1 + part2, notices, notes)
+    result.sandbox, result.sandbox_strength = sandbox.layers, sandbox.strength
     redact(result)
     result.seconds = time.perf_counter() - start
     return result

@@ -16,7 +16,6 @@ from pathlib import Path
 from autograder.course.assignment import Assignment
 from autograder.engine.grading import GradingSession, grade_files
 from autograder.errors import UsageError
-from autograder.platforms.nbgrader.notebook import extract
 from autograder.result import Result
 from autograder.sandbox.layers import Sandbox
 
@@ -40,10 +39,18 @@ def grade_for_record(
     submission = Path(submission)
     if not submission.is_dir():
         raise UsageError(f"no such submission folder: {submission}")
+    if not handed_in_as_notebook(assignment, submission):  # the files themselves
+        return grade_files(assignment, submission, sandbox, session)
     with handed_in_files(assignment, submission) as files:
         result = grade_files(assignment, files, sandbox, session)
     result.submission = str(submission)
     return result
+
+
+def handed_in_as_notebook(assignment: Assignment, submission: Path) -> bool:
+    """nbgrader's layout: the assignment's notebook, and not the module."""
+    notebook = submission / f"{assignment.slug}.ipynb"
+    return notebook.is_file() and not (submission / assignment.module_file).exists()
 
 
 @contextlib.contextmanager
@@ -51,10 +58,11 @@ def handed_in_files(assignment: Assignment, submission: Path) -> Iterator[Path]:
     """The folder of files to grade: the submission itself, or, where it holds the
     assignment's notebook (nbgrader's layout) and not the module, the files that notebook
     stands for, written into a temporary folder: the submission is never written to."""
-    notebook = submission / f"{assignment.slug}.ipynb"
-    if (submission / assignment.module_file).exists() or not notebook.is_file():
+    if not handed_in_as_notebook(assignment, submission):
         yield submission
         return
+    from autograder.platforms.nbgrader.notebook import extract  # only for a notebook
+
     with tempfile.TemporaryDirectory(prefix="notebook-") as tmp:
-        extract(notebook, assignment, Path(tmp))
+        extract(submission / f"{assignment.slug}.ipynb", assignment, Path(tmp))
         yield Path(tmp)
