@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from autograder.cli import main
+from autograder.platforms import nbgrader as nbgrader_route
 from autograder.result import Result, TestResult
 from autograder.workflows.records import Record
 
@@ -149,6 +150,7 @@ def test_a_command_whose_extra_is_missing_says_how_to_install_it(
 def test_nbgrader_autograde_without_nbgrader_says_how_to_install_it(monkeypatch, capsys, tmp_path):
     hide(monkeypatch, "nbgrader")
     monkeypatch.delitem(sys.modules, "autograder.platforms.nbgrader.gradebook", raising=False)
+    monkeypatch.delattr(nbgrader_route, "gradebook", raising=False)  # imported by another test
     assert main(["nbgrader", "autograde", str(tmp_path), SLUG]) == 2
     err = capsys.readouterr().err.strip()
     assert "nbgrader autograde needs nbgrader" in err and "[nbgrader]'" in err

@@ -171,6 +171,10 @@ ALLOWED = {
     ("sandbox/runtime.py", "_check"): "whether a runtime copy, at one manifest version, is sound",
     ("sandbox/scratch.py", "_libc"): "the C library this process has loaded",
     ("sandbox/scratch.py", "tmpfs_usable"): "whether this machine lets the grader mount a tmpfs",
+    (
+        "course/schema.py",
+        "validator",
+    ): "each shipped schema's validator, built once: they never change",
     # a ProcessPool initializer can leave its process's state nowhere else
     ("workflows/check.py", "_job"): "each job process's sandbox and grading sessions",
 }
